@@ -44,6 +44,9 @@ type File struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
 	Size int64  `json:"size"`
+	// SHA256 is the hex content hash when the caller knows it (optional;
+	// analyze-log computes it when empty).
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Env is what a skill may know about the turn it runs in.
@@ -76,6 +79,27 @@ func (e Env) FileByName(name string) (File, bool) {
 		}
 	}
 	return File{}, false
+}
+
+// FileNames returns the names of the attached files, in order.
+func (e Env) FileNames() []string {
+	names := make([]string, len(e.Files))
+	for i, f := range e.Files {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// UnknownFile is the error result for a file name that is not attached:
+// it lists the files that are, so the model can correct itself.
+func UnknownFile(e Env, name string) Result {
+	switch {
+	case len(e.Files) == 0:
+		return Errorf("no file is attached to this conversation; ask the user to attach the log")
+	case name == "":
+		return Errorf("several files are attached; name one in \"file\": %s", quoteList(e.FileNames()))
+	}
+	return Errorf("no attached file is called %q; attached files: %s", name, quoteList(e.FileNames()))
 }
 
 // Call is one invocation.
