@@ -237,8 +237,8 @@ func newTestAdapter(t *testing.T, f *fakeFeishu, mut func(*Config)) *Adapter {
 // msgEvent builds an im.message.receive_v1 event as Feishu sends it.
 type msgEvent struct {
 	EventID, MessageID, RootID, ChatID, ChatType, MsgType, Content, Sender string
-	Mentions                                                              []map[string]any
-	CreateTime                                                            time.Time
+	Mentions                                                               []map[string]any
+	CreateTime                                                             time.Time
 }
 
 func (e msgEvent) json() []byte {
