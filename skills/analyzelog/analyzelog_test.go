@@ -263,4 +263,3 @@ func BenchmarkAnalyzeCached(b *testing.B) {
 		run(b, s, env, `{}`)
 	}
 }
-
