@@ -87,7 +87,9 @@ type Hit struct {
 type Query struct {
 	Scope Scope
 	Text  string // embedded by the store's embedder when Vector is nil
-	Limit int    // default 5
+	// Vector is the query vector; nil means embed Text.
+	Vector []float32
+	Limit  int // default 5
 	// MinScore overrides the embedder's default threshold when > 0.
 	MinScore    float32
 	Types       []string // empty: all
