@@ -4,8 +4,27 @@
 // the same template has the same id in every file.
 //
 // THE EXPORTED API BELOW IS A CONTRACT used by package logscan: its owner
-// may add to it, but must not rename or remove. The bodies are a naive
-// placeholder until the real miner lands.
+// may add to it, but must not rename or remove.
+//
+// # Mining
+//
+// Add masks a message in one pass (numbers, hex, IPs, IP:port, UUIDs,
+// paths, URLs, block ids, durations, sizes, booleans, dates inside the
+// message), splits key=value so keys survive, and looks the masked shape up
+// in a map: most lines of a log hit a shape seen before and cost one hash
+// lookup. A new shape (a "leaf") is clustered Drain-style among clusters of
+// the same token count and first token, with a similarity threshold that
+// depends on the number of constant tokens; differing positions become
+// "<*>". Finish merges clusters whose constant tokens are the same in the
+// same order (optional trailing fields), and clusters whose final template
+// text is equal share it and its id.
+//
+// # Limits
+//
+// At most MaxClusters clusters and MaxLeaves leaves are kept; past them new
+// shapes join the most similar existing cluster of their length or, failing
+// that, a catch-all cluster whose template is "<*>". Memory is bounded by
+// those caps and by maxMsgBytes per leaf.
 package miner
 
 import (
@@ -24,31 +43,40 @@ const (
 	LevelTrace = "trace"
 )
 
+// Caps that bound memory on adversarial input.
+const (
+	MaxClusters = 50000  // clusters kept; then new shapes go to the catch-all
+	MaxLeaves   = 200000 // distinct masked shapes kept
+	maxScan     = 512    // clusters compared per new shape (most recent first)
+)
+
 // Header is what the detector found at the start of one line.
 type Header struct {
 	// Time is the timestamp text as written; "" when none.
 	Time string
 	// UnixMS is the timestamp in Unix milliseconds; 0 when unknown. Relative
 	// clocks (uptime, ESP-IDF "(1234)") give milliseconds since start.
+	// Timestamps without a year get the current year.
 	UnixMS int64
 	// Level is a normalised level ("" when none).
 	Level     string
 	Component string
 	// MsgStart is the byte offset where the message starts.
 	MsgStart int
+	// MsgEnd, when > MsgStart, is where the message ends (JSON lines, whose
+	// message is a string value inside the line); 0 means the end of the
+	// line. Use Msg to get the message.
+	MsgEnd int
 }
 
-// Format is a header layout learned from a sample of one file's lines.
-// Safe for concurrent use after Learn.
-type Format struct{}
-
-// Learn learns the header layout from the first lines of a file (a few
-// thousand are plenty); it never fails: with no header found every line is
-// all message.
-func Learn(sample []string) *Format { return &Format{} }
-
-// Parse splits one line.
-func (f *Format) Parse(line string) Header { return Header{} }
+// Msg returns the message part of line (the line Parse was given).
+func (h Header) Msg(line string) string {
+	s := min(max(h.MsgStart, 0), len(line))
+	if h.MsgEnd > s && h.MsgEnd <= len(line) {
+		return line[s:h.MsgEnd]
+	}
+	return line[s:]
+}
 
 // Template is a mined template.
 type Template struct {
@@ -62,45 +90,378 @@ func TemplateID(text string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+type leaf struct {
+	cluster int32
+	count   int64
+	toks    []string // masked pieces; nil for overflow leaves
+}
+
+type cluster struct {
+	toks   []string // template pieces; wild where generalised
+	glued  []bool   // glued[i]: piece i is glued to piece i-1
+	nconst int
+	count  int64
+	leaves int   // distinct shapes absorbed
+	over   int32 // overflow leaf id, -1 until needed
+	tmpl   *Template
+}
+
+type bucketKey struct {
+	n     int
+	first string
+}
+
 // Miner clusters messages into templates. Not safe for concurrent use.
 type Miner struct {
-	index map[string]int
-	texts []string
+	mk       masker
+	leafIdx  map[string]int32
+	leaves   []leaf
+	clusters []*cluster
+	buckets  map[bucketKey][]int32
+	catchAll int32 // cluster id of the catch-all, -1 until needed
+	lastKey  []byte
+	lastLeaf int32
+	finished bool
+	final    []int32     // cluster -> final template index after Finish
+	finals   []*Template // distinct final templates
+	tokBuf   []string
+	glueBuf  []bool
 }
 
 // New returns an empty miner.
-func New() *Miner { return &Miner{index: map[string]int{}} }
+func New() *Miner {
+	return &Miner{
+		leafIdx:  map[string]int32{},
+		buckets:  map[bucketKey][]int32{},
+		catchAll: -1,
+		lastLeaf: -1,
+	}
+}
 
 // Add mines one message (the part after the header) and returns its
-// cluster number. Cluster numbers are dense, from 0.
+// cluster number. Cluster numbers are dense, from 0; several numbers may
+// share one template (they are the distinct masked shapes). Add after
+// Finish is allowed; call Finish again to refresh the merges.
 func (m *Miner) Add(msg string) int {
-	t := mask(msg)
-	if i, ok := m.index[t]; ok {
-		return i
+	key := m.mk.mask(msg)
+	if m.lastLeaf >= 0 && string(key) == string(m.lastKey) {
+		m.leaves[m.lastLeaf].count++
+		return int(m.lastLeaf)
 	}
-	m.index[t] = len(m.texts)
-	m.texts = append(m.texts, t)
-	return len(m.texts) - 1
+	id, ok := m.leafIdx[string(key)]
+	if ok {
+		m.leaves[id].count++
+		m.remember(key, id)
+		return int(id)
+	}
+	toks, glued := splitKey(string(key), m.tokBuf[:0], m.glueBuf[:0])
+	m.tokBuf, m.glueBuf = toks[:0], glued[:0]
+	c := m.place(toks, glued)
+	m.clusters[c].count++
+	if len(m.leaves) >= MaxLeaves {
+		cl := m.clusters[c]
+		if cl.over < 0 {
+			cl.over = int32(len(m.leaves))
+			m.leaves = append(m.leaves, leaf{cluster: c})
+		}
+		m.leaves[cl.over].count++
+		return int(cl.over)
+	}
+	ks := string(key)
+	id = int32(len(m.leaves))
+	m.leaves = append(m.leaves, leaf{cluster: c, count: 1, toks: append([]string(nil), toks...)})
+	m.leafIdx[ks] = id
+	m.remember(key, id)
+	return int(id)
+}
+
+func (m *Miner) remember(key []byte, id int32) {
+	m.lastKey = append(m.lastKey[:0], key...)
+	m.lastLeaf = id
+}
+
+// splitKey splits a masked key into pieces and glue flags.
+func splitKey(k string, toks []string, glued []bool) ([]string, []bool) {
+	start, g := 0, false
+	for i := 0; i <= len(k); i++ {
+		if i == len(k) || k[i] == ' ' || k[i] == glue {
+			if i > start {
+				toks = append(toks, k[start:i])
+				glued = append(glued, g)
+			}
+			if i < len(k) {
+				g = k[i] == glue
+			}
+			start = i + 1
+		}
+	}
+	return toks, glued
+}
+
+// threshold returns how many differing constant positions a template of n
+// informative positions tolerates (PIPLUP's length-dependent table: 1,1/2,
+// 2/3, 3/4, 3/5, 4/6, 4/7, 5/8, 6/9, then a share).
+func allowedDiff(n int) int {
+	switch {
+	case n <= 3:
+		return 0
+	case n <= 4:
+		return 1
+	case n <= 6:
+		return 2
+	case n <= 8:
+		return 3
+	case n <= 9:
+		return 3
+	}
+	return n * 4 / 10
+}
+
+// place finds or creates the cluster for a new shape.
+func (m *Miner) place(toks []string, glued []bool) int32 {
+	if len(toks) == 0 {
+		return m.bucketCluster(bucketKey{}, toks, glued)
+	}
+	bk := bucketKey{n: len(toks), first: firstKey(toks[0])}
+	best, bestScore := int32(-1), -1.0
+	list := m.buckets[bk]
+	for k, scanned := len(list)-1, 0; k >= 0 && scanned < maxScan; k, scanned = k-1, scanned+1 {
+		ci := list[k]
+		c := m.clusters[ci]
+		diff, inf, ok := compare(c.toks, toks)
+		if !ok || diff > allowedDiff(inf) {
+			continue
+		}
+		score := 1 - float64(diff)/float64(max(inf, 1))
+		if score > bestScore || (score == bestScore && c.count > m.clusters[best].count) {
+			best, bestScore = ci, score
+		}
+	}
+	if best >= 0 {
+		m.generalise(best, toks)
+		return best
+	}
+	return m.bucketCluster(bk, toks, glued)
+}
+
+func firstKey(t string) string {
+	if strings.Contains(t, wild) {
+		return wild
+	}
+	return t
+}
+
+// compare counts differing constant positions of template t against the
+// shape s, and the informative positions (not wild in both).
+func compare(t, s []string) (diff, inf int, ok bool) {
+	if len(t) != len(s) {
+		return 0, 0, false
+	}
+	for i := range t {
+		tw, sw := t[i] == wild, s[i] == wild
+		switch {
+		case tw && sw:
+		case tw:
+			inf++ // a generalised position accepts anything
+		case t[i] == s[i]:
+			inf++
+		case hasWild(t[i]) && generalised(t[i], s[i]) == t[i]:
+			inf++ // "<*>)" accepts "host)"
+		default:
+			inf++
+			diff++
+		}
+	}
+	return diff, inf, true
+}
+
+func hasWild(s string) bool { return strings.Contains(s, wild) }
+
+func stripWild(s string) string { return strings.ReplaceAll(s, wild, "") }
+
+func (m *Miner) generalise(ci int32, toks []string) {
+	c := m.clusters[ci]
+	changed := false
+	for i := range c.toks {
+		if c.toks[i] != toks[i] && c.toks[i] != wild {
+			g := generalised(c.toks[i], toks[i])
+			if g != c.toks[i] {
+				if !hasWild(c.toks[i]) {
+					c.nconst--
+				}
+				c.toks[i] = g
+				changed = true
+			}
+		}
+	}
+	c.leaves++
+	if changed {
+		c.tmpl = nil
+	}
+}
+
+func (m *Miner) bucketCluster(bk bucketKey, toks []string, glued []bool) int32 {
+	if len(m.clusters) >= MaxClusters {
+		if m.catchAll < 0 {
+			m.catchAll = int32(len(m.clusters))
+			m.clusters = append(m.clusters, &cluster{toks: []string{wild}, glued: []bool{false}, over: -1})
+		}
+		return m.catchAll
+	}
+	c := &cluster{
+		toks:  append([]string(nil), toks...),
+		glued: append([]bool(nil), glued...),
+		over:  -1,
+	}
+	for _, t := range toks {
+		if t != wild {
+			c.nconst++
+		}
+	}
+	id := int32(len(m.clusters))
+	m.clusters = append(m.clusters, c)
+	m.buckets[bk] = append(m.buckets[bk], id)
+	return id
+}
+
+// render joins template pieces into text and normalises it: a piece
+// holding a wildcard among letters or digits becomes "<*>", wildcards
+// joined by . : / @ or nothing merge, and runs of wildcards collapse.
+func render(toks []string, glued []bool) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && !glued[i] {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+	}
+	return normalise(b.String())
+}
+
+func normalise(s string) string {
+	if !strings.Contains(s, wild) {
+		return s
+	}
+	// collapse "<*><*>", "<*>.<*>", "<*>:<*>", "<*> <*>"
+	for {
+		r := s
+		for _, j := range [...]string{"", ".", ":", "/", "@", " ", "#", "##", "-"} {
+			r = strings.ReplaceAll(r, wild+j+wild, wild)
+		}
+		if r == s {
+			break
+		}
+		s = r
+	}
+	return s
 }
 
 // Template returns the current template of a cluster. After Finish it
 // returns the final template (clusters merged by the post-pass share it).
+// It returns the zero Template for a number Add never returned.
 func (m *Miner) Template(cluster int) Template {
-	return Template{ID: TemplateID(m.texts[cluster]), Text: m.texts[cluster]}
+	if cluster < 0 || cluster >= len(m.leaves) {
+		return Template{}
+	}
+	ci := m.leaves[cluster].cluster
+	if m.finished && int(ci) < len(m.final) {
+		return *m.finals[m.final[ci]]
+	}
+	c := m.clusters[ci]
+	if c.tmpl == nil {
+		t := render(c.toks, c.glued)
+		c.tmpl = &Template{ID: TemplateID(t), Text: t}
+	}
+	return *c.tmpl
 }
 
-// Finish runs the post-pass (merges) after the last Add.
-func (m *Miner) Finish() {}
-
-// Clusters returns the number of clusters.
-func (m *Miner) Clusters() int { return len(m.texts) }
-
-func mask(msg string) string {
-	f := strings.Fields(msg)
-	for i, w := range f {
-		if strings.ContainsAny(w, "0123456789") {
-			f[i] = "<*>"
+// Finish runs the post-pass (merges) after the last Add: clusters whose
+// constant pieces are the same in the same order are merged (the largest
+// cluster's template wins), then clusters with equal template text share
+// one template.
+func (m *Miner) Finish() {
+	m.final = make([]int32, len(m.clusters))
+	m.finals = m.finals[:0]
+	texts := make([]string, len(m.clusters))
+	for i, c := range m.clusters {
+		texts[i] = render(c.toks, c.glued)
+	}
+	// group by constant sequence
+	groups := map[string][]int32{}
+	for i, c := range m.clusters {
+		k := constKey(c.toks)
+		groups[k] = append(groups[k], int32(i))
+	}
+	rep := make([]int32, len(m.clusters))
+	for _, g := range groups {
+		best := g[0]
+		for _, ci := range g {
+			if m.clusters[ci].count > m.clusters[best].count {
+				best = ci
+			}
+		}
+		for _, ci := range g {
+			rep[ci] = best
 		}
 	}
-	return strings.Join(f, " ")
+	byText := map[string]int32{}
+	for i := range m.clusters {
+		t := texts[rep[i]]
+		fi, ok := byText[t]
+		if !ok {
+			fi = int32(len(m.finals))
+			byText[t] = fi
+			m.finals = append(m.finals, &Template{ID: TemplateID(t), Text: t})
+		}
+		m.final[i] = fi
+	}
+	m.finished = true
+}
+
+// constKey is the ordered constant pieces of a template, with the
+// punctuation around variables kept ("uid=<*>" stays "uid=").
+func constKey(toks []string) string {
+	var b strings.Builder
+	n := 0
+	for _, t := range toks {
+		if t == wild {
+			continue
+		}
+		b.WriteString(stripWild(t))
+		b.WriteByte(0)
+		n++
+	}
+	if n == 0 {
+		return "\x00wild"
+	}
+	return b.String()
+}
+
+// Clusters returns the number of cluster numbers Add has handed out (every
+// value Add returned is below it). Several may share a template; see
+// Templates for the distinct ones.
+func (m *Miner) Clusters() int { return len(m.leaves) }
+
+// Templates returns the distinct templates with the number of messages in
+// each, in order of first appearance. Call after Finish for merged results.
+func (m *Miner) Templates() []TemplateCount {
+	seen := map[string]int{}
+	var out []TemplateCount
+	for i := range m.leaves {
+		t := m.Template(i)
+		k, ok := seen[t.ID]
+		if !ok {
+			k = len(out)
+			seen[t.ID] = k
+			out = append(out, TemplateCount{Template: t})
+		}
+		out[k].Count += m.leaves[i].count
+	}
+	return out
+}
+
+// TemplateCount is a template and how many messages it covers.
+type TemplateCount struct {
+	Template
+	Count int64
 }

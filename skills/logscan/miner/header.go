@@ -1,0 +1,557 @@
+package miner
+
+import (
+	"strings"
+	"time"
+)
+
+// Header item kinds found by the scanner.
+const (
+	kTime  = 'T' // a timestamp, bracketed or not
+	kLevel = 'L' // a severity word, "<3>", "[error]", "level=error"
+	kNum   = 'N' // a bare number (pid, tid, sequence)
+	kBrack = 'B' // a short "[...]" field (thread, request id)
+	kSep   = 'S' // "-", "---", "|", a lone ":"
+	kField = 'F' // a word followed by a "|" separator
+	kHost  = 'H' // the word after a syslog timestamp, before the program
+	kComp  = 'C' // "component:" (one or two words ending in ':')
+	kKV    = 'K' // a header key=value (time=, level=, pid=, logger=)
+	kMsg   = 'M' // "msg=": the message starts at its value
+	kRel   = 'R' // a relative clock "(1234)" or "[  12.345]"
+)
+
+const (
+	maxItems     = 10  // header items scanned per line
+	maxFieldLen  = 80  // longest bracket/field/component accepted
+	maxLayoutLen = 12  // longest learned layout
+	jsonMinShare = 0.5 // share of sample lines that must be JSON objects
+)
+
+type item struct {
+	kind       byte
+	start, end int // the item's text; the header ends at end
+	ms         int64
+	level      string
+}
+
+// Format is a header layout learned from a sample of one file's lines.
+// Safe for concurrent use after Learn (it is never modified).
+type Format struct {
+	layout string // item kinds in order, e.g. "TNLC"
+	json   bool   // lines are JSON objects
+	year   int    // year assumed for timestamps that carry none
+}
+
+// Layout returns the learned item kinds, one letter each (T time, L level,
+// N number, B bracket, S separator, F field, H host, C component, K key=value,
+// M msg=, R relative clock); "json" for JSON lines; "" for no header.
+func (f *Format) Layout() string {
+	if f.json {
+		return "json"
+	}
+	return f.layout
+}
+
+// Learn learns the header layout from the first lines of a file (a few
+// thousand are plenty); it never fails: with no header found every line is
+// all message. The layout is the most common sequence of header items among
+// the sample lines that have a header at all.
+func Learn(sample []string) *Format {
+	f := &Format{year: time.Now().UTC().Year()}
+	var buf [maxItems]item
+	counts := map[string]int{}
+	jsonLines, nonEmpty := 0, 0
+	for _, ln := range sample {
+		ln = trimLine(ln)
+		if strings.TrimSpace(ln) == "" {
+			continue
+		}
+		nonEmpty++
+		if looksJSON(ln) {
+			jsonLines++
+			continue
+		}
+		its := f.scan(ln, buf[:0])
+		if len(its) == 0 {
+			continue
+		}
+		var k [maxItems]byte
+		for i, it := range its {
+			k[i] = it.kind
+		}
+		counts[string(k[:len(its)])]++
+	}
+	if nonEmpty > 0 && float64(jsonLines) >= jsonMinShare*float64(nonEmpty) {
+		f.json = true
+		return f
+	}
+	// The layout with most lines wins; a layout is also credited with the
+	// lines whose layout extends it only by optional trailing items, so
+	// "TL" beats "TLB" when a few messages start with "[client ...]".
+	best, bestN := "", 0
+	for k, n := range counts {
+		total := n
+		for k2, n2 := range counts {
+			if k2 != k && strings.HasPrefix(k2, k) && optionalTail(k2[len(k):]) {
+				total += n2 / 2
+			}
+		}
+		if total > bestN || (total == bestN && len(k) > len(best)) || (total == bestN && len(k) == len(best) && k < best) {
+			best, bestN = k, total
+		}
+	}
+	// A header seen on too few lines is noise (e.g. a number at the start of
+	// some messages in a file with no header).
+	headed := 0
+	for _, n := range counts {
+		headed += n
+	}
+	if nonEmpty == 0 || float64(bestN) < 0.3*float64(nonEmpty) {
+		best = ""
+	}
+	if len(best) > maxLayoutLen {
+		best = best[:maxLayoutLen]
+	}
+	f.layout = best
+	return f
+}
+
+func optionalTail(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case kBrack, kComp, kNum, kSep, kHost:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// trimLine drops a trailing "\r" (CRLF files).
+func trimLine(s string) string {
+	if n := len(s); n > 0 && s[n-1] == '\r' {
+		return s[:n-1]
+	}
+	return s
+}
+
+func looksJSON(s string) bool {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i >= len(s) || s[i] != '{' {
+		return false
+	}
+	j := len(s) - 1
+	for j > i && (isSpace(s[j]) || s[j] == '\r') {
+		j--
+	}
+	return s[j] == '}'
+}
+
+// Parse splits one line. MsgStart is always within [0, len(line)].
+func (f *Format) Parse(line string) Header {
+	var h Header
+	if f == nil {
+		return h
+	}
+	if f.json || looksJSON(line) {
+		if f.json || f.layout == "" {
+			parseJSON(line, &h, f.yearOr())
+			return h
+		}
+	}
+	if f.layout == "" {
+		// No learned header; still report a leading timestamp or level so
+		// the caller can rank, but keep the whole line as the message.
+		return h
+	}
+	var buf [maxItems]item
+	its := f.scan(line, buf[:0])
+	j, cut := 0, -1
+	for _, it := range its {
+		for j < len(f.layout) && f.layout[j] != it.kind && optionalKind(f.layout[j]) {
+			j++
+		}
+		if j >= len(f.layout) || f.layout[j] != it.kind {
+			break
+		}
+		j++
+		f.apply(line, it, &h)
+		cut = it.end
+	}
+	if cut < 0 {
+		return Header{}
+	}
+	if len(f.layout) > 0 && f.layout[0] == kTime && h.Time == "" {
+		// A line without the file's leading timestamp is a continuation
+		// or a stray line: all message.
+		return Header{}
+	}
+	for cut < len(line) && isSpace(line[cut]) {
+		cut++
+	}
+	h.MsgStart = min(cut, len(line))
+	return h
+}
+
+func (f *Format) yearOr() int {
+	if f == nil || f.year == 0 {
+		return time.Now().UTC().Year()
+	}
+	return f.year
+}
+
+func optionalKind(k byte) bool { return k != kTime }
+
+func (f *Format) apply(line string, it item, h *Header) {
+	switch it.kind {
+	case kTime, kRel:
+		if h.Time == "" {
+			s, e := it.start, it.end
+			if s < e && (line[s] == '[' || line[s] == '(') {
+				s, e = s+1, e-1
+				for s < e && line[s] == ' ' {
+					s++
+				}
+			}
+			h.Time = line[s:e]
+			h.UnixMS = it.ms
+		}
+	case kLevel, kKV:
+		if it.level != "" && h.Level == "" {
+			h.Level = it.level
+		}
+		if it.kind == kKV && it.ms != 0 && h.Time == "" {
+			h.Time, h.UnixMS = kvValue(line[it.start:it.end]), it.ms
+		}
+	case kComp:
+		if h.Component == "" {
+			c := strings.TrimRight(line[it.start:it.end], ": ")
+			h.Component = c
+		}
+		if it.level != "" && h.Level == "" {
+			h.Level = it.level
+		}
+	case kField:
+		if h.Component == "" {
+			h.Component = line[it.start:it.end]
+		}
+	}
+}
+
+func kvValue(s string) string {
+	if i := strings.IndexByte(s, '='); i >= 0 {
+		return strings.Trim(s[i+1:], `"`)
+	}
+	return s
+}
+
+// wordEnd returns the end of the token at i: up to a space, or a '|'.
+func wordEnd(s string, i int) int {
+	for i < len(s) && !isSpace(s[i]) && s[i] != '|' {
+		i++
+	}
+	return i
+}
+
+// scan reads header items greedily from the start of a line.
+func (f *Format) scan(s string, out []item) []item {
+	year := f.yearOr()
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i > 0 {
+		return out // indented: a continuation line, no header
+	}
+	for len(out) < maxItems && i < len(s) {
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		it, ok := scanItem(s, i, year, out)
+		if !ok {
+			break
+		}
+		out = append(out, it)
+		if it.kind == kComp || it.kind == kMsg {
+			break
+		}
+		i = it.end
+	}
+	return out
+}
+
+func lastKind(out []item) byte {
+	if len(out) == 0 {
+		return 0
+	}
+	return out[len(out)-1].kind
+}
+
+func scanItem(s string, i, year int, prev []item) (item, bool) {
+	c := s[i]
+	// Timestamps.
+	if e, ms, ok := parseTime(s, i, year); ok {
+		return item{kind: kTime, start: i, end: e, ms: ms}, true
+	}
+	switch c {
+	case '[':
+		close := strings.IndexByte(s[i:min(len(s), i+maxFieldLen)], ']')
+		if close < 0 {
+			return item{}, false
+		}
+		e := i + close + 1
+		j := i + 1
+		for j < e && s[j] == ' ' {
+			j++
+		}
+		if te, ms, ok := parseTime(s, j, year); ok && te == e-1 {
+			return item{kind: kTime, start: i, end: e, ms: ms}, true
+		}
+		if ms, ok := relClock(s[j : e-1]); ok {
+			return item{kind: kRel, start: i, end: e, ms: ms}, true
+		}
+		if lv := levelWord(s[j : e-1]); lv != "" {
+			return item{kind: kLevel, start: i, end: e, level: lv}, true
+		}
+		if e < len(s) && s[e] == ':' && (e+1 == len(s) || s[e+1] == ' ') {
+			return item{kind: kComp, start: i, end: e + 1}, true
+		}
+		return item{kind: kBrack, start: i, end: e}, true
+	case '(':
+		// ESP-IDF "I (1234) tag: msg": a relative clock in milliseconds.
+		e := runDigits(s, i+1)
+		if e > i+1 && e < len(s) && s[e] == ')' && e-i-1 <= 12 {
+			v, _ := digits(s, i+1, e-i-1)
+			return item{kind: kRel, start: i, end: e + 1, ms: int64(v)}, true
+		}
+		return item{}, false
+	case '<':
+		// syslog priority "<13>"
+		e := runDigits(s, i+1)
+		if e > i+1 && e-i-1 <= 3 && e < len(s) && s[e] == '>' {
+			v, _ := digits(s, i+1, e-i-1)
+			return item{kind: kLevel, start: i, end: e + 1, level: syslogLevel(v)}, true
+		}
+		return item{}, false
+	case '|':
+		return item{kind: kSep, start: i, end: i + 1}, true
+	}
+	e := wordEnd(s, i)
+	w := s[i:e]
+	if w == "" {
+		return item{}, false
+	}
+	if w == "-" || w == "--" || w == "---" || w == ":" || w == "::" || w == ">" || w == "-->" || w == "=>" {
+		return item{kind: kSep, start: i, end: e}, true
+	}
+	// key=value header fields (logfmt, slog text)
+	if eq := strings.IndexByte(w, '='); eq > 0 {
+		key := strings.ToLower(w[:eq])
+		ve := e
+		if eq+1 < len(w) && w[eq+1] == '"' {
+			if q := strings.IndexByte(s[i+eq+2:], '"'); q >= 0 {
+				ve = i + eq + 2 + q + 1
+			}
+		}
+		val := strings.Trim(s[i+eq+1:ve], `"`)
+		switch key {
+		case "msg", "message":
+			return item{kind: kMsg, start: i, end: i + eq + 1}, true
+		case "level", "lvl", "severity", "loglevel", "log.level":
+			return item{kind: kKV, start: i, end: ve, level: levelWord(val)}, true
+		case "time", "ts", "timestamp", "t", "date", "@timestamp":
+			it := item{kind: kKV, start: i, end: ve}
+			if _, ms, ok := parseTime(val, 0, year); ok {
+				it.ms = ms
+			}
+			return it, true
+		case "pid", "tid", "thread", "logger", "caller", "component", "module", "source", "app", "service", "host", "hostname", "name":
+			return item{kind: kKV, start: i, end: ve}, true
+		}
+		return item{}, false
+	}
+	// Pure number: pid, tid.
+	if runDigits(s, i) == e {
+		return item{kind: kNum, start: i, end: e}, true
+	}
+	// Level words: "ERROR", "E", "[error]" handled above, "ERROR:".
+	core := w
+	if n := len(core); n > 1 && core[n-1] == ':' {
+		core = core[:n-1]
+	}
+	if lv := levelWord(core); lv != "" && (len(core) > 1 || e == len(s) || s[e] == ' ') {
+		if len(core) == 1 {
+			// A lone capital is a level only when something header-like
+			// follows (ESP-IDF "I (12)", logcat "D Tag:").
+			if !(e+1 < len(s) && (s[e+1] == '(' || s[e+1] == '[')) && !nextIsComp(s, e) {
+				return item{}, false
+			}
+		}
+		return item{kind: kLevel, start: i, end: e, level: lv}, true
+	}
+	// Android brief "E/Tag(123):" or "E/Tag:".
+	if len(w) > 2 && w[1] == '/' && levelWord(w[:1]) != "" {
+		ce := compEnd(s, i)
+		if ce > 0 {
+			return item{kind: kComp, start: i, end: ce, level: levelWord(w[:1])}, true
+		}
+	}
+	// Pipe-delimited field: "Step_LSC|".
+	if e < len(s) && s[e] == '|' && e-i <= maxFieldLen {
+		return item{kind: kField, start: i, end: e}, true
+	}
+	// Host after a syslog timestamp, when a component follows.
+	if lastKind(prev) == kTime && e-i <= maxFieldLen && (e == len(s) || s[e-1] != ':') && nextIsComp(s, e) {
+		return item{kind: kHost, start: i, end: e}, true
+	}
+	// Component "name:" or "name[pid]:" or "prog 1.2:" (two words), or
+	// "name :" (Spring Boot).
+	if ce := compEnd(s, i); ce > 0 {
+		return item{kind: kComp, start: i, end: ce}, true
+	}
+	return item{}, false
+}
+
+// nextIsComp reports whether a component starts after position e.
+func nextIsComp(s string, e int) bool {
+	j := e
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	if j >= len(s) || j == e {
+		return false
+	}
+	// allow one separator such as "--" in "combo  -- root[2421]:"
+	if k := wordEnd(s, j); k-j <= 3 && strings.Trim(s[j:k], "-") == "" && k < len(s) {
+		j = k
+		for j < len(s) && isSpace(s[j]) {
+			j++
+		}
+	}
+	return compEnd(s, j) > 0
+}
+
+// compEnd returns the end of a component at i ("name:", "name[12]:",
+// "prog 1.4.1:", "name :") or 0.
+func compEnd(s string, i int) int {
+	e := wordEnd(s, i)
+	w := s[i:e]
+	if len(w) == 0 || len(w) > maxFieldLen || strings.IndexByte(w, '=') >= 0 || w[0] == '"' {
+		return 0
+	}
+	if len(w) > 1 && w[len(w)-1] == ':' && w[len(w)-2] != ':' && (e == len(s) || isSpace(s[e])) {
+		return e
+	}
+	// "name :" — Spring Boot pads the logger and puts a lone colon after.
+	j := e
+	for j < len(s) && s[j] == ' ' {
+		j++
+	}
+	if j > e && j < len(s) && s[j] == ':' && (j+1 == len(s) || s[j+1] == ' ') {
+		return j + 1
+	}
+	// two words, the second ending in ':' ("syslogd 1.4.1:")
+	if j > e && j < len(s) && e-i <= 24 && !strings.ContainsAny(w, ":()[]") {
+		e2 := wordEnd(s, j)
+		w2 := s[j:e2]
+		if len(w2) > 1 && len(w2) <= 24 && w2[len(w2)-1] == ':' && (e2 == len(s) || isSpace(s[e2])) && hasDigit(w2) {
+			return e2
+		}
+	}
+	return 0
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// relClock reads a kernel-style uptime "12.345678" in seconds.
+func relClock(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	d := runDigits(s, 0)
+	if d == 0 || d >= len(s) || s[d] != '.' {
+		return 0, false
+	}
+	f := runDigits(s, d+1)
+	if f != len(s) || f == d+1 {
+		return 0, false
+	}
+	sec, _ := digits(s, 0, min(d, 12))
+	frac, _ := digits(s, d+1, min(3, f-d-1))
+	for k := f - d - 1; k < 3; k++ {
+		frac *= 10
+	}
+	return int64(sec)*1000 + int64(frac), true
+}
+
+func syslogLevel(p int) string {
+	switch p % 8 {
+	case 0, 1, 2:
+		return LevelFatal
+	case 3:
+		return LevelError
+	case 4:
+		return LevelWarn
+	case 5, 6:
+		return LevelInfo
+	}
+	return LevelDebug
+}
+
+// levelWord normalises a severity word; "" when w is none.
+func levelWord(w string) string {
+	if len(w) == 1 {
+		switch w[0] {
+		case 'F', 'A':
+			return LevelFatal
+		case 'E':
+			return LevelError
+		case 'W':
+			return LevelWarn
+		case 'I':
+			return LevelInfo
+		case 'D':
+			return LevelDebug
+		case 'V', 'T':
+			return LevelTrace
+		}
+		return ""
+	}
+	if len(w) > 11 {
+		return ""
+	}
+	var b [11]byte
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	switch string(b[:len(w)]) {
+	case "fatal", "crit", "critical", "emerg", "emergency", "alert", "panic", "fatl":
+		return LevelFatal
+	case "error", "err", "severe", "eror":
+		return LevelError
+	case "warn", "warning", "wrn":
+		return LevelWarn
+	case "info", "inf", "notice", "information", "informational":
+		return LevelInfo
+	case "debug", "dbg", "fine", "debg":
+		return LevelDebug
+	case "trace", "trc", "finer", "finest", "verbose":
+		return LevelTrace
+	}
+	return ""
+}

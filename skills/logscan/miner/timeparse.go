@@ -1,0 +1,402 @@
+package miner
+
+import "time"
+
+// Timestamp shapes recognised at the start of a header item. Every parser
+// takes the line and a start offset and returns the end offset (exclusive)
+// and the time in Unix milliseconds; ok is false when the shape does not
+// match. None of them allocates.
+
+var monthNames = [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+var dayNames = [...]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isAlpha(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// digits reads exactly n digits at i.
+func digits(s string, i, n int) (int, bool) {
+	if i < 0 || i+n > len(s) {
+		return 0, false
+	}
+	v := 0
+	for k := 0; k < n; k++ {
+		c := s[i+k]
+		if !isDigit(c) {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, true
+}
+
+// runDigits returns the end of the run of digits starting at i.
+func runDigits(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// month3 reads a three-letter month name (any case) at i; 1..12 or 0.
+func month3(s string, i int) int {
+	if i+3 > len(s) {
+		return 0
+	}
+	for k, m := range monthNames {
+		if s[i]|0x20 == m[0] && s[i+1]|0x20 == m[1] && s[i+2]|0x20 == m[2] {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+func day3(s string, i int) bool {
+	if i+3 > len(s) {
+		return false
+	}
+	for _, d := range dayNames {
+		if s[i]|0x20 == d[0] && s[i+1]|0x20 == d[1] && s[i+2]|0x20 == d[2] {
+			return true
+		}
+	}
+	return false
+}
+
+// skipAlpha skips letters (the rest of a long month or day name).
+func skipAlpha(s string, i int) int {
+	for i < len(s) && isAlpha(s[i]) {
+		i++
+	}
+	return i
+}
+
+// clock reads H:M:S with one- or two-digit fields (HH:MM:SS as usual,
+// "22:16:0" as some apps write it) and an optional fraction after '.', ','
+// or ':'. It returns the end and the milliseconds into the day.
+func clock(s string, i int) (int, int64, bool) {
+	var f [3]int
+	j := i
+	for k := 0; k < 3; k++ {
+		e := runDigits(s, j)
+		if e-j < 1 || e-j > 2 {
+			return 0, 0, false
+		}
+		f[k], _ = digits(s, j, e-j)
+		j = e
+		if k < 2 {
+			if j >= len(s) || s[j] != ':' {
+				return 0, 0, false
+			}
+			j++
+		}
+	}
+	h, m, sec := f[0], f[1], f[2]
+	if h > 24 || m > 59 || sec > 60 {
+		return 0, 0, false
+	}
+	ms := int64(0)
+	if j+1 < len(s) && (s[j] == '.' || s[j] == ',' || s[j] == ':') && isDigit(s[j+1]) {
+		e := runDigits(s, j+1)
+		if e-(j+1) > 9 {
+			return 0, 0, false
+		}
+		// the first three digits are milliseconds
+		v := 0
+		for k := 0; k < 3; k++ {
+			v *= 10
+			if j+1+k < e {
+				v += int(s[j+1+k] - '0')
+			}
+		}
+		ms = int64(v)
+		j = e
+	}
+	return j, int64(h)*3600000 + int64(m)*60000 + int64(sec)*1000 + ms, true
+}
+
+// zone reads Z, ±HH:MM, ±HHMM or ±HH after a clock; it returns the end and
+// the offset in milliseconds east of UTC.
+func zone(s string, i int) (int, int64) {
+	if i < len(s) && s[i] == 'Z' {
+		if i+1 == len(s) || !isAlpha(s[i+1]) {
+			return i + 1, 0
+		}
+		return i, 0
+	}
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		sign := int64(1)
+		if s[i] == '-' {
+			sign = -1
+		}
+		h, ok := digits(s, i+1, 2)
+		if !ok {
+			return i, 0
+		}
+		j := i + 3
+		m := 0
+		if j < len(s) && s[j] == ':' {
+			if mm, ok := digits(s, j+1, 2); ok {
+				m, j = mm, j+3
+			}
+		} else if mm, ok := digits(s, j, 2); ok {
+			m, j = mm, j+2
+		}
+		if j < len(s) && isDigit(s[j]) {
+			return i, 0
+		}
+		return j, sign * (int64(h)*3600000 + int64(m)*60000)
+	}
+	return i, 0
+}
+
+func unixMS(year, month, day int, dayMS int64) int64 {
+	if month < 1 || month > 12 || day < 1 || day > 31 {
+		return 0
+	}
+	return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).UnixMilli() + dayMS
+}
+
+// boundary reports whether position i ends a token (end, space or
+// punctuation that commonly follows a timestamp).
+func boundary(s string, i int) bool {
+	if i >= len(s) {
+		return true
+	}
+	switch s[i] {
+	case ' ', '\t', ']', ')', '|', ',', ';', '"', '\'', '>':
+		return true
+	case ':', '-':
+		return i+1 >= len(s) || s[i+1] == ' '
+	}
+	return false
+}
+
+// parseTime recognises a timestamp at s[i:]. year is used for shapes that
+// carry none.
+func parseTime(s string, i int, year int) (end int, ms int64, ok bool) {
+	if i >= len(s) {
+		return 0, 0, false
+	}
+	c := s[i]
+	if isDigit(c) {
+		if e, v, ok := isoLike(s, i); ok {
+			return e, v, true
+		}
+		if e, v, ok := compactDate(s, i); ok {
+			return e, v, true
+		}
+		if e, v, ok := monthDay(s, i, year); ok {
+			return e, v, true
+		}
+		if e, v, ok := dayMonYear(s, i); ok {
+			return e, v, true
+		}
+		if e, v, ok := clock(s, i); ok && boundary(s, e) {
+			return e, v, true // time of day only
+		}
+		if e, v, ok := epoch(s, i); ok {
+			return e, v, true
+		}
+		return 0, 0, false
+	}
+	if isAlpha(c) {
+		return syslogTime(s, i, year)
+	}
+	return 0, 0, false
+}
+
+// isoLike: YYYY-MM-DD[T ]HH:MM:SS[.frac][zone], also with '/' or '.'
+// between date parts.
+func isoLike(s string, i int) (int, int64, bool) {
+	y, ok := digits(s, i, 4)
+	if !ok || i+4 >= len(s) {
+		return 0, 0, false
+	}
+	sep := s[i+4]
+	if sep != '-' && sep != '/' && sep != '.' {
+		return 0, 0, false
+	}
+	mo, ok1 := digits(s, i+5, 2)
+	if !ok1 || i+7 >= len(s) || s[i+7] != sep {
+		return 0, 0, false
+	}
+	d, ok2 := digits(s, i+8, 2)
+	if !ok2 {
+		return 0, 0, false
+	}
+	j := i + 10
+	if j+1 < len(s) && (s[j] == 'T' || s[j] == ' ' || s[j] == '_' || s[j] == '-' || s[j] == ':') {
+		k := j + 1
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if e, dms, ok := clock(s, k); ok {
+			e, off := zone(s, e)
+			if e < len(s) && s[e] == ' ' && e+1 < len(s) && (s[e+1] == '+' || s[e+1] == '-') {
+				if e2, off2 := zone(s, e+1); e2 > e+1 && boundary(s, e2) {
+					e, off = e2, off2
+				}
+			}
+			if boundary(s, e) {
+				return e, unixMS(y, mo, d, dms) - off, true
+			}
+		}
+	}
+	if boundary(s, j) && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 {
+		return j, unixMS(y, mo, d, 0), true // date only
+	}
+	return 0, 0, false
+}
+
+// compactDate: YYYYMMDD[-T ]HH:MM:SS[:mmm] and YYMMDD HHMMSS.
+func compactDate(s string, i int) (int, int64, bool) {
+	if y, ok := digits(s, i, 4); ok {
+		mo, _ := digits(s, i+4, 2)
+		d, ok2 := digits(s, i+6, 2)
+		if ok2 && i+8 < len(s) && (s[i+8] == '-' || s[i+8] == 'T' || s[i+8] == ' ') {
+			if e, dms, ok := clock(s, i+9); ok && boundary(s, e) {
+				return e, unixMS(y, mo, d, dms), true
+			}
+			if hh, ok := digits(s, i+9, 6); ok && boundary(s, i+15) {
+				dms := int64(hh/10000)*3600000 + int64(hh/100%100)*60000 + int64(hh%100)*1000
+				return i + 15, unixMS(y, mo, d, dms), true
+			}
+		}
+	}
+	if ymd, ok := digits(s, i, 6); ok && i+6 < len(s) && s[i+6] == ' ' {
+		if hms, ok := digits(s, i+7, 6); ok && boundary(s, i+13) {
+			mo, d := ymd/100%100, ymd%100
+			h, m, sec := hms/10000, hms/100%100, hms%100
+			if mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && m < 60 && sec <= 60 {
+				dms := int64(h)*3600000 + int64(m)*60000 + int64(sec)*1000
+				return i + 13, unixMS(2000+ymd/10000, mo, d, dms), true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// monthDay: MM-DD HH:MM:SS[.mmm] (Android logcat).
+func monthDay(s string, i int, year int) (int, int64, bool) {
+	mo, ok := digits(s, i, 2)
+	if !ok || i+2 >= len(s) || (s[i+2] != '-' && s[i+2] != '/') {
+		return 0, 0, false
+	}
+	d, ok := digits(s, i+3, 2)
+	if !ok || i+5 >= len(s) || s[i+5] != ' ' {
+		return 0, 0, false
+	}
+	e, dms, ok := clock(s, i+6)
+	if !ok || !boundary(s, e) || mo < 1 || mo > 12 {
+		return 0, 0, false
+	}
+	return e, unixMS(year, mo, d, dms), true
+}
+
+// dayMonYear: DD/Mon/YYYY:HH:MM:SS zone (access logs).
+func dayMonYear(s string, i int) (int, int64, bool) {
+	d, ok := digits(s, i, 2)
+	if !ok || i+2 >= len(s) || s[i+2] != '/' {
+		return 0, 0, false
+	}
+	mo := month3(s, i+3)
+	if mo == 0 || i+6 >= len(s) || s[i+6] != '/' {
+		return 0, 0, false
+	}
+	y, ok := digits(s, i+7, 4)
+	if !ok || i+11 >= len(s) || s[i+11] != ':' {
+		return 0, 0, false
+	}
+	e, dms, ok := clock(s, i+12)
+	if !ok {
+		return 0, 0, false
+	}
+	off := int64(0)
+	if e+1 < len(s) && s[e] == ' ' && (s[e+1] == '+' || s[e+1] == '-') {
+		if e2, o := zone(s, e+1); e2 > e+1 {
+			e, off = e2, o
+		}
+	}
+	return e, unixMS(y, mo, d, dms) - off, true
+}
+
+// epoch: 10-digit seconds or 13-digit milliseconds, optional fraction,
+// between 2001 and 2286.
+func epoch(s string, i int) (int, int64, bool) {
+	e := runDigits(s, i)
+	n := e - i
+	if n != 10 && n != 13 {
+		return 0, 0, false
+	}
+	v, _ := digits(s, i, n)
+	ms := int64(v)
+	if n == 10 {
+		ms *= 1000
+		if e+1 < len(s) && s[e] == '.' && isDigit(s[e+1]) {
+			f := runDigits(s, e+1)
+			frac, _ := digits(s, e+1, min(3, f-(e+1)))
+			for k := f - (e + 1); k < 3; k++ {
+				frac *= 10
+			}
+			ms += int64(frac)
+			e = f
+		}
+	}
+	if ms < 978307200000 || !boundary(s, e) {
+		return 0, 0, false
+	}
+	return e, ms, true
+}
+
+// syslogTime: [Weekday ]Mon DD HH:MM:SS[ YYYY]; also "Mon DD, YYYY HH:MM:SS".
+func syslogTime(s string, i int, year int) (int, int64, bool) {
+	j := i
+	if day3(s, j) {
+		k := skipAlpha(s, j)
+		if k < len(s) && s[k] == ',' {
+			k++
+		}
+		if k < len(s) && s[k] == ' ' {
+			j = k + 1
+		} else {
+			return 0, 0, false
+		}
+	}
+	mo := month3(s, j)
+	if mo == 0 {
+		return 0, 0, false
+	}
+	j = skipAlpha(s, j)
+	if j >= len(s) || s[j] != ' ' {
+		return 0, 0, false
+	}
+	for j < len(s) && s[j] == ' ' {
+		j++
+	}
+	e := runDigits(s, j)
+	if e-j < 1 || e-j > 2 {
+		return 0, 0, false
+	}
+	d, _ := digits(s, j, e-j)
+	j = e
+	if j < len(s) && s[j] == ',' { // "Jan 2, 2006 15:04:05"
+		if y, ok := digits(s, j+2, 4); ok {
+			year, j = y, j+6
+		}
+	}
+	if j >= len(s) || s[j] != ' ' {
+		return 0, 0, false
+	}
+	ce, dms, ok := clock(s, j+1)
+	if !ok {
+		return 0, 0, false
+	}
+	if y, ok := digits(s, ce+1, 4); ok && ce < len(s) && s[ce] == ' ' && boundary(s, ce+5) {
+		year, ce = y, ce+5
+	}
+	if !boundary(s, ce) {
+		return 0, 0, false
+	}
+	return ce, unixMS(year, mo, d, dms), true
+}
