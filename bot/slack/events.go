@@ -200,29 +200,26 @@ func (a *Adapter) mentions(text string) bool {
 }
 
 // stripMention removes the bot's mention tokens (or, when the bot's id is
-// unknown, the leading mention of an app_mention) and tidies spaces.
+// unknown, a leading mention) with the blanks after them; the rest of the
+// text (pasted log lines) is kept as written.
 func (a *Adapter) stripMention(text string) string {
 	botID := a.bot()
+	trimmed := strings.TrimLeft(text, " \t")
 	first := true
-	out := mentionRE.ReplaceAllStringFunc(text, func(tok string) string {
+	out := mentionTokRE.ReplaceAllStringFunc(text, func(tok string) string {
 		sm := mentionRE.FindStringSubmatch(tok)
-		if sm[1] == botID || (botID == "" && first && strings.HasPrefix(strings.TrimSpace(text), tok)) {
-			first = false
+		isFirst := first && strings.HasPrefix(trimmed, strings.TrimRight(tok, " \t"))
+		first = false
+		if sm[1] == botID || (botID == "" && isFirst) {
 			return ""
 		}
-		first = false
 		return tok
 	})
-	if out == text {
-		return strings.TrimSpace(text)
-	}
-	// Close the gap the token left ("<@U1> why" → "why", "hi <@U1> there" →
-	// "hi there") without touching the rest of the text (pasted logs).
-	for strings.Contains(out, "  ") {
-		out = strings.ReplaceAll(out, "  ", " ")
-	}
 	return strings.TrimSpace(out)
 }
+
+// mentionTokRE is mentionRE with the blanks that follow the token.
+var mentionTokRE = regexp.MustCompile(`<@[UW][A-Z0-9]+(\|[^>]*)?>[ \t]*`)
 
 // attachments converts Slack files to attachment references. A Slack
 // Connect file that arrives as {"file_access":"check_file_info"} has no

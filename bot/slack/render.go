@@ -224,7 +224,7 @@ func splitMrkdwn(text string, limit int) []string {
 	flush := func() {
 		s := cur.String()
 		if inCode {
-			s += "\n" + fence
+			s = strings.TrimRight(s, "\n") + "\n" + fence
 		}
 		if strings.TrimSpace(s) != "" {
 			chunks = append(chunks, s)
