@@ -139,7 +139,7 @@ func (m *masker) word(w string) {
 		m.lastWild, m.pieceW = false, false
 		return
 	}
-	if core != "" && wholeVariable(core) {
+	if core != "" && strings.IndexByte(core, '=') < 0 && wholeVariable(core) {
 		if a == 0 && b == len(w) {
 			if m.lastWild {
 				return // collapse runs of wildcards

@@ -48,6 +48,11 @@ const (
 	MaxClusters = 50000  // clusters kept; then new shapes go to the catch-all
 	MaxLeaves   = 200000 // distinct masked shapes kept
 	maxScan     = 512    // clusters compared per new shape (most recent first)
+
+	// matureLeaves: once a cluster has absorbed this many distinct shapes,
+	// its remaining constants are trusted and a shape differing in one of
+	// them starts its own cluster.
+	matureLeaves = 8
 )
 
 // Header is what the detector found at the start of one line.
@@ -232,6 +237,11 @@ func (m *Miner) place(toks []string, glued []bool) int32 {
 		if !ok || diff > allowedDiff(inf) {
 			continue
 		}
+		if diff > 0 && c.leaves >= matureLeaves {
+			// A constant that held across many distinct shapes is a real
+			// constant: "Failed password" does not absorb "Failed none".
+			continue
+		}
 		score := 1 - float64(diff)/float64(max(inf, 1))
 		if score > bestScore || (score == bestScore && c.count > m.clusters[best].count) {
 			best, bestScore = ci, score
@@ -264,9 +274,11 @@ func compare(t, s []string) (diff, inf int, ok bool) {
 		case tw:
 			inf++ // a generalised position accepts anything
 		case t[i] == s[i]:
-			inf++
+			if !hasWild(t[i]) {
+				inf++
+			}
 		case hasWild(t[i]) && generalised(t[i], s[i]) == t[i]:
-			inf++ // "<*>)" accepts "host)"
+			// "<*>)" accepts "host)"; a variable carries no information
 		default:
 			inf++
 			diff++
