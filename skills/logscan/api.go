@@ -32,6 +32,9 @@ type Options struct {
 	Baseline     string // path of a log of a good run; "" for none
 	// MaxBytes caps the decompressed bytes read per file; default 4 GiB.
 	MaxBytes int64
+	// MaxRatio caps an archive's expansion (decompressed / compressed bytes)
+	// once it has produced 64 MiB; default 200.
+	MaxRatio float64
 }
 
 // TimeRange is the span of timestamps found.
@@ -77,6 +80,7 @@ type Burst struct {
 	EndLine   int     `json:"end_line"`
 	Errors    int     `json:"errors"`
 	PerMinute float64 `json:"per_minute"`
+	File      string  `json:"file,omitempty"` // set when several files were analysed
 }
 
 // Change is one template's change against a baseline.

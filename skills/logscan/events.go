@@ -1,0 +1,324 @@
+package logscan
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sleuth-bot/sleuth/skills/logscan/miner"
+)
+
+// rec is one physical line after header parsing and event grouping.
+type rec struct {
+	text  string // the line (ANSI escapes removed)
+	msg   string // the message part, after the header
+	time  string // timestamp as written, "" when none
+	ms    int64  // timestamp in Unix ms (or ms since start), 0 when none
+	level uint8  // header level, or the fallback detector's
+	cont  bool   // continues the previous line's event
+	blank bool
+	key   uint8 // key-line priority inside an event (keyExc, keyRoot, keyCause)
+}
+
+// Key-line priorities: a later "Caused by" replaces an earlier one; the
+// first root exception and the first exception line are kept.
+const (
+	keyNone  uint8 = iota
+	keyExc         // an exception line or an error line inside an event
+	keyRoot        // the exception a Python traceback or Rust panic ends with
+	keyCause       // Caused by:, .NET inner exception --->
+)
+
+// Stack modes of the event grouper.
+const (
+	modeNone uint8 = iota
+	modeJava
+	modePython
+	modeGo
+	modeRust
+)
+
+// grouper assigns header fields and event boundaries, line by line. It
+// keeps the state of the current multi-line event; use one per file.
+type grouper struct {
+	f        *miner.Format
+	headered bool  // most lines of the file carry a header
+	mode     uint8 // stack mode of the current event
+	evLevel  uint8 // level of the current event's head
+	inEvent  bool
+	rustMsg  bool // the next line is a Rust panic's message
+}
+
+// headerSample is how many lines the header detector learns from.
+const headerSample = 2000
+
+func newGrouper(sample []string) *grouper {
+	clean := make([]string, 0, len(sample))
+	for _, s := range sample {
+		clean = append(clean, stripANSI(s))
+	}
+	g := &grouper{f: miner.Learn(clean)}
+	withHeader := 0
+	nonBlank := 0
+	for _, s := range clean {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		nonBlank++
+		h := g.f.Parse(s)
+		if h.Time != "" || h.Level != "" {
+			withHeader++
+			continue
+		}
+		if _, ms := fallbackTime(s); ms != 0 || detectLevel(s) != lvNone {
+			withHeader++
+		}
+	}
+	g.headered = nonBlank > 0 && withHeader*2 >= nonBlank
+	return g
+}
+
+// line parses one line and decides whether it continues the current event.
+func (g *grouper) line(text string) rec {
+	text = stripANSI(text)
+	r := rec{text: text}
+	if strings.TrimSpace(text) == "" {
+		r.blank = true
+		if g.inEvent && (g.mode == modeGo || g.mode == modePython) {
+			r.cont = true
+		}
+		return r
+	}
+	h := g.f.Parse(text)
+	r.time, r.ms = h.Time, h.UnixMS
+	if r.time == "" {
+		r.time, r.ms = fallbackTime(text)
+	}
+	r.level = levelOf(h.Level)
+	if r.level == lvNone {
+		r.level = detectLevel(text)
+	}
+	ms := h.MsgStart
+	if ms < 0 || ms > len(text) {
+		ms = 0
+	}
+	r.msg = text[ms:]
+	timed := r.time != ""
+
+	if g.inEvent && !timed {
+		if g.continues(&r) {
+			r.cont = true
+			return r
+		}
+	}
+	g.startEvent(&r)
+	return r
+}
+
+// continues applies the continuation rules to a line with no timestamp.
+func (g *grouper) continues(r *rec) bool {
+	t := r.text
+	c0 := t[0]
+	trim := strings.TrimLeft(t, " \t")
+	switch {
+	case strings.HasPrefix(trim, "Caused by:") || strings.HasPrefix(trim, "---> ") || strings.HasPrefix(trim, "--->"):
+		r.key = keyCause
+		return true
+	case g.rustMsg:
+		g.rustMsg = false
+		r.key = keyRoot
+		return true
+	case c0 == ' ' || c0 == '\t' || c0 == '|':
+		if r.level >= lvWarn && g.mode != modePython {
+			r.key = keyExc
+		}
+		return true
+	case strings.HasPrefix(t, "... ") && (strings.HasSuffix(t, " more") || strings.HasSuffix(t, "omitted")):
+		return true
+	}
+	switch g.mode {
+	case modePython:
+		if strings.HasPrefix(t, "During handling of") || strings.HasPrefix(t, "The above exception") || strings.HasPrefix(t, "Traceback (most recent call last)") {
+			return true
+		}
+		r.key = keyRoot
+		return true
+	case modeGo:
+		if strings.HasPrefix(t, "goroutine ") || strings.HasPrefix(t, "[signal ") || strings.HasPrefix(t, "created by ") ||
+			strings.HasPrefix(t, "exit status ") || goFrame(t) {
+			return true
+		}
+	case modeRust:
+		if strings.HasPrefix(t, "note: ") || strings.HasPrefix(t, "stack backtrace:") {
+			return true
+		}
+	}
+	if r.level != lvNone && g.headered {
+		return false
+	}
+	if g.headered && (g.evLevel >= lvWarn || g.mode == modeJava) {
+		switch {
+		case exceptionLine(t):
+			if g.mode == modeNone {
+				g.mode = modeJava
+			}
+			r.key = keyExc
+			return true
+		case strings.HasPrefix(t, "Traceback (most recent call last)"):
+			g.mode = modePython
+			return true
+		case strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: "):
+			g.mode = modeGo
+			r.key = keyRoot
+			return true
+		}
+	}
+	return false
+}
+
+// startEvent makes r the head of a new event and sets the stack mode.
+func (g *grouper) startEvent(r *rec) {
+	g.inEvent = true
+	g.evLevel = r.level
+	g.mode = modeNone
+	g.rustMsg = false
+	m := r.msg
+	switch {
+	case strings.HasPrefix(m, "Traceback (most recent call last)") || strings.HasPrefix(r.text, "Traceback (most recent call last)"):
+		g.mode = modePython
+	case strings.HasPrefix(m, "panic: ") || strings.HasPrefix(m, "fatal error: ") || strings.HasPrefix(r.text, "panic: "):
+		g.mode = modeGo
+	case strings.HasPrefix(m, "thread '") && strings.Contains(m, "panicked at"):
+		g.mode = modeRust
+		g.rustMsg = strings.HasSuffix(m, ":")
+	case strings.HasPrefix(m, "Unhandled exception") || strings.HasPrefix(m, "Unhandled Exception") || exceptionLine(m):
+		g.mode = modeJava
+	case r.level >= lvWarn:
+		g.mode = modeJava
+	}
+}
+
+// exceptionLine reports whether s starts like an exception line:
+// "java.lang.IllegalStateException: msg", "ValueError: msg",
+// "System.InvalidOperationException: msg".
+func exceptionLine(s string) bool {
+	end := len(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ':' || c == ' ' {
+			end = i
+			break
+		}
+		if !(isAlpha(c) || isDigit(c) || c == '.' || c == '_' || c == '$') {
+			return false
+		}
+	}
+	tok := s[:end]
+	if len(tok) < 4 {
+		return false
+	}
+	if end < len(s) && s[end] == ' ' {
+		return false
+	}
+	for _, suf := range [...]string{"Exception", "Error", "Throwable", "Failure", "Fault", "Panic", "Interrupt", "Exit"} {
+		if strings.HasSuffix(tok, suf) {
+			return true
+		}
+	}
+	// A qualified name ending in a capitalised class, followed by ':'.
+	if dot := strings.LastIndexByte(tok, '.'); dot > 0 && dot+1 < len(tok) && tok[dot+1] >= 'A' && tok[dot+1] <= 'Z' && end < len(s) {
+		return strings.Count(tok, ".") >= 2
+	}
+	return false
+}
+
+// goFrame reports whether s looks like a Go stack frame's function line:
+// "main.main()", "net/http.(*conn).serve(0xc000126000)".
+func goFrame(s string) bool {
+	p := strings.IndexByte(s, '(')
+	if p <= 0 || s[len(s)-1] != ')' {
+		return false
+	}
+	sp := strings.IndexByte(s, ' ')
+	return (sp < 0 || sp > p) && strings.IndexByte(s[:p], '.') >= 0
+}
+
+// stripANSI removes ANSI escape sequences (colours, cursor moves).
+func stripANSI(s string) string {
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != 0x1b {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == ']' { // OSC ... BEL
+			j := i + 2
+			for j < len(s) && s[j] != 0x07 {
+				j++
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
+
+// fallbackTime finds a timestamp the header detector missed: ISO 8601 at
+// the start of a line (optionally bracketed), or an ESP-IDF "E (1234)"
+// uptime. It returns the text and Unix ms (uptime ms for ESP-IDF).
+func fallbackTime(s string) (string, int64) {
+	t := s
+	off := 0
+	if len(t) > 0 && t[0] == '[' {
+		t, off = t[1:], 1
+	}
+	if len(t) >= 19 && isDigit(t[0]) && isDigit(t[3]) && t[4] == '-' && t[7] == '-' && (t[10] == 'T' || t[10] == ' ') && t[13] == ':' && t[16] == ':' {
+		y, mo, d := atoi(t[0:4]), atoi(t[5:7]), atoi(t[8:10])
+		hh, mm, ss := atoi(t[11:13]), atoi(t[14:16]), atoi(t[17:19])
+		n := 19
+		frac := 0
+		if n < len(t) && (t[n] == '.' || t[n] == ',') {
+			k := n + 1
+			for k < len(t) && isDigit(t[k]) {
+				k++
+			}
+			digits := t[n+1 : k]
+			if len(digits) > 3 {
+				digits = digits[:3]
+			}
+			for len(digits) < 3 {
+				digits += "0"
+			}
+			frac = atoi(digits)
+			n = k
+		}
+		if mo < 1 || mo > 12 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 {
+			return "", 0
+		}
+		ms := time.Date(y, time.Month(mo), d, hh, mm, ss, 0, time.UTC).UnixMilli() + int64(frac)
+		return s[off : off+n], ms
+	}
+	if len(s) >= 5 && letterLevel(s[0]) != lvNone && s[1] == ' ' && s[2] == '(' {
+		k := 3
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k > 3 && k < len(s) && s[k] == ')' {
+			return s[2 : k+1], int64(atoi(s[3:k])) + 1
+		}
+	}
+	return "", 0
+}

@@ -1,0 +1,54 @@
+package logscan
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/sleuth-bot/sleuth/skills/logscan/miner"
+)
+
+// WriteTemplatesJSONL writes one JSON object per physical line of path, in
+// order: {"line":N,"template_id":"…","template":"…"}. It is Templates with
+// the encoding done once per template instead of once per line.
+func WriteTemplatesJSONL(ctx context.Context, path string, opt Options, w io.Writer) error {
+	e := newEngine(opt)
+	e.tape = newTape(true)
+	defer e.tape.close()
+	if _, err := e.runFile(ctx, path, 1); err != nil {
+		return err
+	}
+	e.m.Finish()
+	ids, texts := e.finalTemplates()
+	tails := make([][]byte, len(ids))
+	tail := func(id, text string) []byte {
+		b, _ := json.Marshal(struct {
+			ID   string `json:"template_id"`
+			Text string `json:"template"`
+		}{id, text})
+		out := append([]byte{','}, b[1:]...)
+		return append(out, '\n')
+	}
+	blank := tail(miner.TemplateID(""), "")
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var num []byte
+	err := e.tape.each(func(line int, c int32) error {
+		t := blank
+		if c != blankCluster {
+			if tails[c] == nil {
+				tails[c] = tail(ids[c], texts[c])
+			}
+			t = tails[c]
+		}
+		num = strconv.AppendInt(append(num[:0], `{"line":`...), int64(line), 10)
+		bw.Write(num)
+		_, err := bw.Write(t)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,238 @@
+package logscan
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/sleuth-bot/sleuth/skills/logscan/miner"
+)
+
+// Levels, ordered by severity.
+const (
+	lvNone uint8 = iota
+	lvTrace
+	lvDebug
+	lvInfo
+	lvWarn
+	lvError
+	lvFatal
+)
+
+var levelNames = [...]string{"", miner.LevelTrace, miner.LevelDebug, miner.LevelInfo, miner.LevelWarn, miner.LevelError, miner.LevelFatal}
+
+func levelName(l uint8) string { return levelNames[l] }
+
+func levelOf(name string) uint8 {
+	switch name {
+	case miner.LevelTrace:
+		return lvTrace
+	case miner.LevelDebug:
+		return lvDebug
+	case miner.LevelInfo:
+		return lvInfo
+	case miner.LevelWarn:
+		return lvWarn
+	case miner.LevelError:
+		return lvError
+	case miner.LevelFatal:
+		return lvFatal
+	}
+	return lvNone
+}
+
+// levelWord maps a level word (upper case) to a level.
+func levelWord(w string) uint8 {
+	switch w {
+	case "ERROR", "ERR", "SEVERE", "FAILED":
+		return lvError
+	case "FATAL", "CRIT", "CRITICAL", "PANIC", "ALERT", "EMERG", "EMERGENCY":
+		return lvFatal
+	case "WARN", "WARNING":
+		return lvWarn
+	case "INFO", "NOTICE":
+		return lvInfo
+	case "DEBUG", "FINE", "VERBOSE":
+		return lvDebug
+	case "TRACE", "FINER", "FINEST":
+		return lvTrace
+	}
+	return lvNone
+}
+
+func letterLevel(c byte) uint8 {
+	switch c {
+	case 'E':
+		return lvError
+	case 'F':
+		return lvFatal
+	case 'W':
+		return lvWarn
+	case 'I':
+		return lvInfo
+	case 'D':
+		return lvDebug
+	case 'V':
+		return lvTrace
+	}
+	return lvNone
+}
+
+// levelScanBytes is how far into a line the fallback level detector looks.
+const levelScanBytes = 96
+
+// detectLevel finds a level in the header area of a line when the header
+// detector gave none: upper-case level words (ERROR, [WARN], <E>),
+// level=error / "level":"error", syslog priorities <3>, and one-letter
+// levels in the ESP-IDF ("E (123)"), Android ("E/Tag", "  123  456 E Tag")
+// and glog ("E1129 10:00:00") shapes.
+func detectLevel(line string) uint8 {
+	s := line
+	if len(s) > levelScanBytes {
+		s = s[:levelScanBytes]
+	}
+	if len(s) >= 2 {
+		c := s[0]
+		if l := letterLevel(c); l != lvNone {
+			switch {
+			case len(s) >= 3 && s[1] == ' ' && s[2] == '(':
+				return l
+			case s[1] == '/' && len(s) > 2 && isAlpha(s[2]):
+				return l
+			case len(s) >= 5 && isDigit(s[1]) && isDigit(s[2]) && isDigit(s[3]) && isDigit(s[4]):
+				return l
+			}
+		}
+		if c == '<' {
+			if i := strings.IndexByte(s, '>'); i > 1 && i <= 4 && allDigits(s[1:i]) {
+				p := atoi(s[1:i]) % 8
+				switch {
+				case p <= 2:
+					return lvFatal
+				case p == 3:
+					return lvError
+				case p == 4:
+					return lvWarn
+				case p <= 6:
+					return lvInfo
+				default:
+					return lvDebug
+				}
+			}
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !isAlpha(c) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isAlpha(s[j]) {
+			j++
+		}
+		w := s[i:j]
+		var before byte = ' '
+		if i > 0 {
+			before = s[i-1]
+		}
+		var after byte = ' '
+		if j < len(s) {
+			after = s[j]
+		}
+		if len(w) >= 3 && len(w) <= 9 && isUpperWord(w) {
+			if l := levelWord(w); l != lvNone && (j == len(s) || !isAlpha(after)) {
+				// "FAILED" is a level only when it stands as one: [FAILED].
+				if w != "FAILED" || before == '[' {
+					return l
+				}
+			}
+		}
+		if len(w) == 1 && (before == ' ' || before == '[') && (after == ' ' || after == ']') && i >= 8 {
+			// Android threadtime: "... 1234  5678 E Tag: msg"; bracketed [E].
+			if l := letterLevel(w[0]); l != lvNone && (before == '[' && after == ']' || isDigit(lastNonSpace(s[:i]))) {
+				return l
+			}
+		}
+		if len(w) >= 3 && len(w) <= 8 && (before == '=' || before == '"' || before == '[') {
+			lw := strings.ToLower(w)
+			if prefixKey(s[:i]) || before == '[' {
+				if l := levelWord(strings.ToUpper(lw)); l != lvNone && w != "FAILED" {
+					return l
+				}
+			}
+		}
+		i = j
+	}
+	return lvNone
+}
+
+// prefixKey reports whether s ends with a level key: level=, lvl=,
+// severity=, "level":".
+func prefixKey(s string) bool {
+	s = strings.TrimRight(s, `"= :`)
+	s = strings.ToLower(s)
+	return strings.HasSuffix(s, "level") || strings.HasSuffix(s, "lvl") || strings.HasSuffix(s, "severity") || strings.HasSuffix(s, "loglevel")
+}
+
+func lastNonSpace(s string) byte {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != ' ' {
+			return s[i]
+		}
+	}
+	return 0
+}
+
+func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isUpperWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func atoi(s string) int {
+	n := 0
+	for i := 0; i < len(s) && i < 9; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// Message vocabulary, applied once per template (not per line).
+var (
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught)\b|Error:|Exception:|\b[A-Z]\w*(Error|Exception)\b`)
+	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warning|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad)\b`)
+	// Negated error counts: "0 errors", "no errors", "errors: 0", "failed=0".
+	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b`)
+)
+
+// keywordLevel classifies a message by its words: error, warn or none.
+func keywordLevel(msg string) uint8 {
+	if reErrorWord.MatchString(msg) {
+		if reNegated.MatchString(msg) && !reErrorWord.MatchString(reNegated.ReplaceAllString(msg, "")) {
+			return lvNone
+		}
+		return lvError
+	}
+	if reWarnWord.MatchString(msg) {
+		return lvWarn
+	}
+	return lvNone
+}

@@ -1,0 +1,238 @@
+package logscan
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Ranking vocabulary. Weights are set on logs of several stacks (see
+// testdata); none is tuned to one file.
+var (
+	// Crashes: the process or device died.
+	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog|brownout|unhandled exception|\bkilled\b`)
+	// Exit markers: a step ended badly.
+	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|FAILURE:|\bFAILED\b`)
+	// Generic wrappers that report a failure explained elsewhere.
+	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|^\s*\d+ (errors?|failures?)\b`)
+	reKnown   = []known{
+		{regexp.MustCompile(`(?i)no space left on device|disk quota|disk full`), "disk full"},
+		{regexp.MustCompile(`(?i)too many open files`), "file descriptors exhausted"},
+		{regexp.MustCompile(`(?i)connection refused|ECONNREFUSED`), "connection refused"},
+		{regexp.MustCompile(`(?i)connection (is )?not available|pool (is )?exhausted|exhausted|no (free|available) (connections?|slots?|buffers?)`), "resource pool exhausted"},
+		{regexp.MustCompile(`(?i)deadlock`), "deadlock"},
+		{regexp.MustCompile(`(?i)permission denied|access denied|EACCES|unauthori[sz]ed|forbidden`), "permission denied"},
+		{regexp.MustCompile(`(?i)x509|certificate|tls handshake|ssl`), "TLS/certificate"},
+		{regexp.MustCompile(`(?i)address already in use|EADDRINUSE`), "port in use"},
+		{regexp.MustCompile(`(?i)timed out|timeout|deadline exceeded`), "timeout"},
+		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
+		{regexp.MustCompile(`(?i)OutOfMemoryError|out of memory|killed process|\boom\b`), "out of memory"},
+		{regexp.MustCompile(`(?i)overrun|overflow`), "overrun"},
+		{regexp.MustCompile(`(?i)AssertionError|assertion failed|assert(ion)? .* (failed|==)|expected .* (but )?(got|was)`), "assertion"},
+		{regexp.MustCompile(`(?i)NullPointerException|nil pointer|NoneType|null reference|undefined is not`), "null dereference"},
+		{regexp.MustCompile(`(?i)could not resolve host|name or service not known|no such host|temporary failure in name resolution`), "DNS"},
+		{regexp.MustCompile(`(?i)too many requests|rate limit`), "rate limited"},
+		{regexp.MustCompile(`(?i)syntax error|SyntaxError|parse error|unexpected token`), "syntax error"},
+	}
+)
+
+type known struct {
+	re    *regexp.Regexp
+	label string
+}
+
+// rankCtx is what the ranking needs beyond the candidates.
+type rankCtx struct {
+	files     []*fileState
+	bursts    map[int32][]Burst
+	baseline  bool
+	baseLines int64
+	lines     int64
+	diverge   int32 // cluster where the run diverged, -1 none
+	ids       []string
+}
+
+// scored is a candidate with its score and reasons.
+type scored struct {
+	c       *cand
+	score   float64
+	reasons []string
+}
+
+// rank scores the candidates and returns the top n, one per candidate.
+func (e *engine) rank(rc rankCtx, n int) []Evidence {
+	var all []*cand
+	for i := range e.cl {
+		if p := e.cl[i].plain; p != nil {
+			all = append(all, p)
+		}
+	}
+	for _, c := range e.subs {
+		all = append(all, c)
+	}
+	// The last error of each file.
+	lastErr := map[int32]int{}
+	for i, fs := range rc.files {
+		lastErr[int32(i)] = fs.lastErrLine
+	}
+	var out []scored
+	for _, c := range all {
+		s := e.score(c, rc, lastErr)
+		if s.score >= 2 {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		if out[i].c.file != out[j].c.file {
+			return out[i].c.file < out[j].c.file
+		}
+		return out[i].c.line < out[j].c.line
+	})
+	// One line per template and text: repeated causes collapse.
+	seen := map[string]bool{}
+	ev := []Evidence{}
+	for _, s := range out {
+		if len(ev) >= n {
+			break
+		}
+		key := rc.ids[s.c.cluster] + "\x00" + digitless(s.c.text)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		ev = append(ev, Evidence{
+			File:       rc.files[s.c.file].name,
+			Line:       s.c.line,
+			Text:       s.c.text,
+			Reason:     strings.Join(s.reasons, "; "),
+			Score:      math.Round(s.score*100) / 100,
+			TemplateID: rc.ids[s.c.cluster],
+		})
+	}
+	return ev
+}
+
+func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
+	s := scored{c: c}
+	add := func(w float64, why string) {
+		s.score += w
+		if why != "" {
+			s.reasons = append(s.reasons, why)
+		}
+	}
+	cl := &e.cl[c.cluster]
+	fs := rc.files[c.file]
+	text := c.text
+	both := text
+	if c.headText != text {
+		both = c.headText + "\n" + text
+	}
+	switch c.level {
+	case lvFatal:
+		add(3, "fatal")
+	case lvError:
+		add(2, "error")
+	case lvWarn:
+		add(1, "warning")
+	}
+	if c.count == 1 {
+		add(1, "seen once")
+	} else {
+		add(1/math.Sqrt(float64(c.count)), fmt.Sprintf("%d times", c.count))
+	}
+	crash := reCrash.MatchString(both)
+	if crash {
+		add(2.5, "crash marker")
+	} else if reExit.MatchString(text) {
+		add(1, "exit marker")
+	}
+	switch c.keyPri {
+	case keyCause:
+		add(1.5, fmt.Sprintf("root cause of the stack trace at L%d", c.head))
+	case keyRoot:
+		add(1.2, fmt.Sprintf("exception ending the trace at L%d", c.head))
+	case keyExc:
+		add(1, fmt.Sprintf("exception of the event at L%d", c.head))
+	}
+	if c.firstErr {
+		add(1.5, "first error")
+	}
+	if le := lastErr[c.lastFile]; le > 0 && c.lastLine == le && c.level >= lvError {
+		add(1, "last error before the end")
+	}
+	if fs.lines > 0 && c.lastLine > rc.files[c.lastFile].lines-20 && (c.level >= lvWarn || crash) {
+		add(0.7, "near the end of the log")
+	}
+	// What preceded the first error and each burst: templates that first
+	// appear there, after the start-up phase.
+	if c.level < lvError && c.sub == 0 {
+		for _, start := range precursorStarts(fs, rc.bursts[c.file]) {
+			lo := start - precursorWindow
+			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && cl.first == c.head {
+				w := 2.5
+				if c.level == lvWarn {
+					w = 3
+				}
+				add(w, fmt.Sprintf("new %d lines before the errors starting at L%d", start-c.head, start))
+				break
+			}
+		}
+	}
+	if c.level >= lvWarn || crash {
+		for _, k := range reKnown {
+			if k.re.MatchString(both) {
+				add(1, "known issue: "+k.label)
+				break
+			}
+		}
+	}
+	if reWrapper.MatchString(text) {
+		add(-2.5, "generic wrapper")
+	}
+	if rc.baseline {
+		switch {
+		case cl.base == 0:
+			add(2.5, "absent from the good run")
+		case rc.baseLines > 0 && float64(cl.count) >= 3*float64(cl.base)*float64(rc.lines)/float64(rc.baseLines) && cl.count >= 3:
+			add(1, fmt.Sprintf("rose from %d in the good run", cl.base))
+		default:
+			add(-1.5, "also in the good run")
+		}
+		if rc.diverge == c.cluster {
+			add(1.5, "where the run diverged")
+		}
+	}
+	return s
+}
+
+// precursorWindow is how many lines before the first error (or a burst)
+// a newly appearing template counts as what preceded it.
+const precursorWindow = 60
+
+func precursorStarts(fs *fileState, bursts []Burst) []int {
+	var s []int
+	if fs.firstErrLine > 0 {
+		s = append(s, fs.firstErrLine)
+	}
+	for _, b := range bursts {
+		if b.StartLine != fs.firstErrLine {
+			s = append(s, b.StartLine)
+		}
+	}
+	return s
+}
+
+// digitless removes digits, for de-duplicating evidence texts.
+func digitless(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, s)
+}
