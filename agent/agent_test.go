@@ -28,7 +28,9 @@ func llmBrain(t *testing.T, srv *llmtest.Server, mode string) *LLMBrain {
 	return b
 }
 
-func call(id, name, args string) llmtest.ToolCall { return llmtest.ToolCall{ID: id, Name: name, Args: args} }
+func call(id, name, args string) llmtest.ToolCall {
+	return llmtest.ToolCall{ID: id, Name: name, Args: args}
+}
 
 func TestNewValidates(t *testing.T) {
 	_, err := New(Config{})

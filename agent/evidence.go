@@ -264,4 +264,3 @@ func readLines(ctx context.Context, path string, want map[int]bool) map[int]stri
 	}
 	return out
 }
-
