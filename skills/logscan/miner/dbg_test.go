@@ -21,3 +21,21 @@ func TestDbgLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestDbgClusters(t *testing.T) {
+	d := os.Getenv("MINER_DBG_SET")
+	if d == "" {
+		t.Skip()
+	}
+	shared := sharedDir(t)
+	lines := readLines(t, filepath.Join(shared, "logs", "loghub2k", d, d+"_2k.log"))
+	f := Learn(lines)
+	m := New()
+	for _, l := range lines {
+		m.Add(f.Parse(l).Msg(l))
+	}
+	for li, lf := range m.leaves {
+		c := m.clusters[lf.cluster]
+		t.Logf("leaf %d cl=%d (leaves=%d) n=%d %q", li, lf.cluster, c.leaves, lf.count, lf.toks)
+	}
+}

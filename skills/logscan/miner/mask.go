@@ -168,13 +168,21 @@ func (m *masker) word(w string) {
 				q++
 			}
 		}
-		for q < len(w) && !isPieceDelim(w[q]) {
-			q++
+		afterEq := p > 0 && w[p-1] == '='
+		if afterEq {
+			// a value runs to the next ',', ';' or '|': "ws=WorkSource{1}"
+			for q < len(w) && w[q] != ',' && w[q] != ';' && w[q] != '|' && w[q] != '=' {
+				q++
+			}
+		} else {
+			for q < len(w) && !isPieceDelim(w[q]) {
+				q++
+			}
 		}
 		for q < len(w) && isPieceDelim(w[q]) {
 			q++
 		}
-		m.piece(w[p:q], first, p > 0 && w[p-1] == '=')
+		m.piece(w[p:q], first, afterEq)
 		first = false
 		p = q
 	}
@@ -191,7 +199,7 @@ func (m *masker) piece(pc string, first, afterEq bool) {
 		b--
 	}
 	core := pc[a:b]
-	isVar := core != "" && (variable(core) || (afterEq && a > 0 && pc[0] == '"'))
+	isVar := core != "" && (variable(core) || (afterEq && (pc[0] == '"' || hasDigit(core))))
 	if isVar && !first && m.pieceW && a == 0 && mergeable(m.out) {
 		// "<*>:" followed by "50010:" — one variable; keep the new suffix.
 		m.trimPunctAfterWild()

@@ -392,6 +392,7 @@ func (m *Miner) Template(cluster int) Template {
 // cluster's template wins), then clusters with equal template text share
 // one template.
 func (m *Miner) Finish() {
+	m.splitLowCardinality()
 	m.final = make([]int32, len(m.clusters))
 	m.finals = m.finals[:0]
 	texts := make([]string, len(m.clusters))
@@ -476,4 +477,86 @@ func (m *Miner) Templates() []TemplateCount {
 type TemplateCount struct {
 	Template
 	Count int64
+}
+
+// maxSplitValues: a generalised position with at most this many distinct
+// words, one of which held across matureLeaves shapes, is an event-type
+// word ("user=root" vs "user=guest"), not a variable.
+const maxSplitValues = 3
+
+// splitLowCardinality splits a mature cluster on a generalised position
+// that took only a few distinct words, one of them seen with many shapes:
+// such a word is a constant of its own template (Brain's low-cardinality
+// rule). Each value gets its own cluster.
+func (m *Miner) splitLowCardinality() {
+	members := make([][]int32, len(m.clusters))
+	for li := range m.leaves {
+		l := &m.leaves[li]
+		if l.toks == nil {
+			continue
+		}
+		members[l.cluster] = append(members[l.cluster], int32(li))
+	}
+	n := len(m.clusters)
+	for ci := 0; ci < n; ci++ {
+		c := m.clusters[ci]
+		if c.leaves < matureLeaves || int32(ci) == m.catchAll {
+			continue
+		}
+		for p, t := range c.toks {
+			if !hasWild(t) {
+				continue
+			}
+			vals := map[string]int{}
+			ok := true
+			for _, li := range members[ci] {
+				v := m.leaves[li].toks[p]
+				if hasWild(v) {
+					ok = false
+					break
+				}
+				vals[v]++
+				if len(vals) > maxSplitValues {
+					ok = false
+					break
+				}
+			}
+			if !ok || len(vals) < 2 {
+				continue
+			}
+			most := 0
+			for _, k := range vals {
+				most = max(most, k)
+			}
+			if most < matureLeaves {
+				continue
+			}
+			// split: the first value keeps this cluster
+			sub := map[string]int32{}
+			for _, li := range members[ci] {
+				v := m.leaves[li].toks[p]
+				id, seen := sub[v]
+				if !seen {
+					if len(sub) == 0 {
+						id = int32(ci)
+					} else {
+						nc := &cluster{toks: append([]string(nil), c.toks...), glued: c.glued, over: -1}
+						id = int32(len(m.clusters))
+						m.clusters = append(m.clusters, nc)
+					}
+					m.clusters[id].toks[p] = v
+					m.clusters[id].tmpl = nil
+					sub[v] = id
+				}
+				if id != int32(ci) {
+					m.clusters[id].count += m.leaves[li].count
+					m.clusters[id].leaves++
+					c.count -= m.leaves[li].count
+					c.leaves--
+				}
+				m.leaves[li].cluster = id
+			}
+			break
+		}
+	}
 }
