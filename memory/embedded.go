@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -326,31 +328,104 @@ func (e *Embedded) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	top := make([]Hit, 0, limit+1)
-	filtered := len(q.Types) > 0 || q.MinPriority > 0 || q.Fingerprint != ""
-	dmOnly := q.Scope.Channel != "" // user memories made in a DM stay out
-	dim := e.dim
+	sc := scan{q: q, vec: vec, dim: e.dim, minScore: minScore, limit: limit,
+		filtered: len(q.Types) > 0 || q.MinPriority > 0 || q.Fingerprint != "",
+		// user memories made in a DM stay out of channels
+		noDM: q.Scope.Channel != ""}
+	var chunks []chunk
+	rows := 0
 	for _, p := range ti.visible(q.Scope) {
-		recs, vecs := p.recs, p.vecs
-		for i := range recs {
-			s := dot(vec, vecs[i*dim:(i+1)*dim])
-			if s < minScore {
-				continue
+		rows += len(p.recs)
+		for lo := 0; lo < len(p.recs); lo += scanChunk {
+			chunks = append(chunks, chunk{p, lo, min(lo+scanChunk, len(p.recs))})
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(chunks), maxScanWorkers)
+	if rows < parallelScanRows || workers <= 1 {
+		var top []Hit
+		for _, c := range chunks {
+			top = sc.run(c, top)
+		}
+		return top, nil
+	}
+	// Large scopes: the chunks are shared out to workers, each keeping its
+	// own top-k; the results are merged. Search waits for all workers.
+	tops := make([][]Hit, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(chunks) || ctx.Err() != nil {
+					return
+				}
+				tops[w] = sc.run(chunks[i], tops[w])
 			}
-			r := &recs[i]
-			if dmOnly && r.Scope == ScopeUser && r.Channel == "" {
-				continue
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var top []Hit
+	for _, t := range tops {
+		for _, h := range t {
+			if len(top) < limit || better(h.Score, &h.Record, top[len(top)-1]) {
+				top = insertHit(top, h, limit)
 			}
-			if filtered && !q.Match(*r) {
-				continue
-			}
-			if len(top) == limit && !better(s, r, top[limit-1]) {
-				continue
-			}
-			top = insertHit(top, Hit{Record: *r, Score: s}, limit)
 		}
 	}
 	return top, nil
+}
+
+// Scan tuning: below parallelScanRows one goroutine scans; above, chunks
+// of scanChunk rows are shared among up to maxScanWorkers goroutines.
+const (
+	parallelScanRows = 20_000
+	scanChunk        = 8192
+	maxScanWorkers   = 8
+)
+
+type chunk struct {
+	p      *partition
+	lo, hi int
+}
+
+type scan struct {
+	q        Query
+	vec      []float32
+	dim      int
+	minScore float32
+	limit    int
+	filtered bool
+	noDM     bool
+}
+
+// run scans one chunk into top (sorted, at most limit long).
+func (sc *scan) run(c chunk, top []Hit) []Hit {
+	dim, vec := sc.dim, sc.vec
+	recs, vecs := c.p.recs, c.p.vecs
+	for i := c.lo; i < c.hi; i++ {
+		s := dot(vec, vecs[i*dim:(i+1)*dim])
+		if s < sc.minScore {
+			continue
+		}
+		r := &recs[i]
+		if sc.noDM && r.Scope == ScopeUser && r.Channel == "" {
+			continue
+		}
+		if sc.filtered && !sc.q.Match(*r) {
+			continue
+		}
+		if len(top) == sc.limit && !better(s, r, top[sc.limit-1]) {
+			continue
+		}
+		top = insertHit(top, Hit{Record: *r, Score: s}, sc.limit)
+	}
+	return top
 }
 
 func better(s float32, r *Record, h Hit) bool {
