@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ func llmBrain(t *testing.T, srv *llmtest.Server, mode string) *LLMBrain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewLLM(LLMConfig{Model: m, Name: "scripted", Tools: mode, Timeout: 2 * time.Second, Retries: -1, Backoff: time.Millisecond})
+	b, err := NewLLM(LLMConfig{Model: m, Name: "scripted", Tools: mode, Timeout: 2 * time.Second, Retries: -1, Backoff: time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -372,6 +373,9 @@ func newHarness(t *testing.T, cfg Config, list ...skills.Skill) *harness {
 	}
 	h := &harness{t: t, sessions: newMemSessions(t), dir: t.TempDir()}
 	cfg.Registry = reg
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	cfg.Sessions = h.sessions
 	if cfg.AuditDir == "" {
 		cfg.AuditDir = filepath.Join(h.dir, "audit")

@@ -491,7 +491,9 @@ func (b *LLMBrain) generate(ctx context.Context, msgs []llms.MessageContent, opt
 			if !timedOut && !retryable(err) {
 				break
 			}
-			b.log.Warn("model request failed; retrying", "attempt", attempt+1, "error", err)
+			if attempt < b.cfg.Retries {
+				b.log.Warn("model request failed; retrying", "attempt", attempt+1, "error", err)
+			}
 			continue
 		}
 		metrics.ModelLatency.WithLabelValues("ok").Observe(time.Since(start).Seconds())

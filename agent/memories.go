@@ -20,6 +20,7 @@ const (
 	recallLimit      = 5
 	recallMinPrio    = 1 // priority-0 memories stay out of the prompt
 	summaryMarkerFmt = "<!-- covers turns through %d -->\n"
+	recurringPrefix  = "this error pattern was seen "
 )
 
 // summarize returns the thread summary and the recent turns shown
@@ -204,7 +205,7 @@ func (r *run) recurring(ctx context.Context, fps []string) string {
 	if len(recs) > 1 {
 		times = fmt.Sprintf("%d times", len(recs))
 	}
-	s := fmt.Sprintf("this error pattern was seen %s since %s %s; last time the cause was: %s",
+	s := fmt.Sprintf(recurringPrefix+"%s since %s %s; last time the cause was: %s",
 		times, first.CreatedAt.Format("Jan 2"), where, truncate(redactText(last.Content, &r.redactions), 240))
 	var links []string
 	for _, rec := range recs {

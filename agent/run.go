@@ -174,6 +174,11 @@ func (r *run) finish(ctx context.Context, answer string, ask bool) bot.Reply {
 	if len(r.rejected) > 0 {
 		text = strings.Join(r.rejected, "\n") + "\n\n" + text
 	}
+	for _, n := range r.st.Notes {
+		if strings.HasPrefix(n, recurringPrefix) && !strings.Contains(strings.ToLower(answer), "seen ") {
+			text += "\n\n_This error pattern was seen " + strings.TrimPrefix(n, recurringPrefix) + "_"
+		}
+	}
 	if r.brain.Name() == offlineName {
 		if r.fallback != "" {
 			text += "\n\n_The language model failed (" + r.fallback + "), so this answer comes from the offline analysis; a working model would give a fuller explanation._"
