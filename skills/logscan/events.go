@@ -155,14 +155,9 @@ func (g *grouper) continues(r *rec) bool {
 	if r.level != lvNone && g.headered {
 		return false
 	}
-	if g.headered && (g.evLevel >= lvWarn || g.mode == modeJava) {
+	if g.evLevel >= lvWarn && r.level == lvNone {
+		// logging.exception and friends: an error line, then its trace.
 		switch {
-		case exceptionLine(t):
-			if g.mode == modeNone {
-				g.mode = modeJava
-			}
-			r.key = keyExc
-			return true
 		case strings.HasPrefix(t, "Traceback (most recent call last)"):
 			g.mode = modePython
 			return true
@@ -171,6 +166,13 @@ func (g *grouper) continues(r *rec) bool {
 			r.key = keyRoot
 			return true
 		}
+	}
+	if g.headered && (g.evLevel >= lvWarn || g.mode == modeJava) && exceptionLine(t) {
+		if g.mode == modeNone {
+			g.mode = modeJava
+		}
+		r.key = keyExc
+		return true
 	}
 	return false
 }

@@ -218,7 +218,7 @@ func atoi(s string) int {
 // Message vocabulary, applied once per template (not per line).
 var (
 	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught)\b|Error:|Exception:|\b[A-Z]\w*(Error|Exception)\b`)
-	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warning|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad)\b`)
+	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0", "failed=0".
 	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b`)
 )
@@ -226,10 +226,13 @@ var (
 // keywordLevel classifies a message by its words: error, warn or none.
 func keywordLevel(msg string) uint8 {
 	if reErrorWord.MatchString(msg) {
-		if reNegated.MatchString(msg) && !reErrorWord.MatchString(reNegated.ReplaceAllString(msg, "")) {
-			return lvNone
+		if !reNegated.MatchString(msg) {
+			return lvError
 		}
-		return lvError
+		msg = reNegated.ReplaceAllString(msg, "")
+		if reErrorWord.MatchString(msg) {
+			return lvError
+		}
 	}
 	if reWarnWord.MatchString(msg) {
 		return lvWarn

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -52,6 +53,7 @@ type rankCtx struct {
 	lines     int64
 	diverge   int32 // cluster where the run diverged, -1 none
 	ids       []string
+	first     map[string]int // first line of each final template, by id and file
 }
 
 // scored is a candidate with its score and reasons.
@@ -63,14 +65,51 @@ type scored struct {
 
 // rank scores the candidates and returns the top n, one per candidate.
 func (e *engine) rank(rc rankCtx, n int) []Evidence {
+	// Clusters the miner merged at Finish share a final id: merge their
+	// candidates too.
+	type mkey struct {
+		id    string
+		shape uint64
+	}
+	merged := map[mkey]*cand{}
 	var all []*cand
+	put := func(c *cand) {
+		k := mkey{rc.ids[c.cluster], c.sub}
+		m := merged[k]
+		if m == nil {
+			cp := *c
+			merged[k] = &cp
+			all = append(all, &cp)
+			return
+		}
+		if c.file < m.file || c.file == m.file && c.head < m.head {
+			m.cluster, m.file, m.line, m.head, m.text, m.headText, m.keyPri = c.cluster, c.file, c.line, c.head, c.text, c.headText, c.keyPri
+		}
+		m.count += c.count
+		m.level = max(m.level, c.level)
+		m.firstErr = m.firstErr || c.firstErr
+		if c.lastFile > m.lastFile || c.lastFile == m.lastFile && c.lastLine > m.lastLine {
+			m.lastFile, m.lastLine = c.lastFile, c.lastLine
+		}
+	}
 	for i := range e.cl {
 		if p := e.cl[i].plain; p != nil {
-			all = append(all, p)
+			put(p)
 		}
 	}
 	for _, c := range e.subs {
-		all = append(all, c)
+		put(c)
+	}
+	rc.first = map[string]int{}
+	for i := range e.cl {
+		cs := &e.cl[i]
+		if cs.count == 0 {
+			continue
+		}
+		k := rc.ids[i] + "\x00" + strconv.Itoa(int(cs.file))
+		if f, ok := rc.first[k]; !ok || cs.first < f {
+			rc.first[k] = cs.first
+		}
 	}
 	// The last error of each file.
 	lastErr := map[int32]int{}
@@ -173,7 +212,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if c.level < lvError && c.sub == 0 {
 		for _, start := range precursorStarts(fs, rc.bursts[c.file]) {
 			lo := start - precursorWindow
-			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && cl.first == c.head {
+			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head {
 				w := 2.5
 				if c.level == lvWarn {
 					w = 3

@@ -22,10 +22,13 @@ const (
 	defaultMaxLineBytes = 64 << 10 // Options.MaxLineBytes default
 	maxMaxLineBytes     = 8 << 20  // upper bound on Options.MaxLineBytes
 	defaultMaxRatio     = 200      // decompressed/compressed bytes
-	bombGrace           = 64 << 20 // bytes an archive may expand to before the ratio applies
 	sniffBytes          = 8 << 10  // bytes inspected by the binary sniffer
 	maxControlRatio     = 0.10     // share of control bytes that makes a text binary
 )
+
+// bombGrace is how many bytes an archive may expand to before the ratio
+// check applies (a variable so tests can lower it).
+var bombGrace int64 = 64 << 20
 
 // memberSep introduces each archive member after the first; it is a line
 // of its own, counted like any other.
@@ -344,7 +347,7 @@ func newZipText(zr *zip.Reader, size int64, opt Options) (io.Reader, error) {
 		total += f.UncompressedSize64
 		files = append(files, f)
 	}
-	if total > uint64(opt.MaxBytes) || (total > bombGrace && float64(total) > opt.MaxRatio*float64(max(size, 1))) {
+	if total > uint64(opt.MaxBytes) || (total > uint64(bombGrace) && float64(total) > opt.MaxRatio*float64(max(size, 1))) {
 		return nil, ErrBomb
 	}
 	return &zipText{files: files, opt: opt, size: size}, nil

@@ -1,0 +1,303 @@
+package logscan
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// topHas reports the 1-based rank of line in the evidence, 0 when absent.
+func rankOf(rep *Report, file string, line int) int {
+	for i, e := range rep.Evidence {
+		if e.Line == line && (file == "" || filepath.Base(e.File) == filepath.Base(file)) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Logs written for these tests, each with a known cause line, across
+// stacks. The cause must rank in the top 5.
+func TestEvidenceKnownCauses(t *testing.T) {
+	cases := []struct {
+		file  string
+		cause int
+		text  string
+	}{
+		{"go-panic.log", 122, "panic: runtime error"},
+		{"python-traceback.log", 205, "KeyError"},
+		{"java-causedby.log", 157, "password authentication failed"},
+		{"ci-build.log", 69, "error TS2339"},
+		{"oom-killer.log", 102, "Out of memory: Killed process"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			rep, err := Analyze(context.Background(), []string{filepath.Join("testdata", c.file)}, Options{Top: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rankOf(rep, "", c.cause)
+			if r == 0 {
+				for _, e := range rep.Evidence {
+					t.Logf("L%d %.1f %s | %s", e.Line, e.Score, e.Text, e.Reason)
+				}
+				t.Fatalf("cause L%d not in the top 5", c.cause)
+			}
+			e := rep.Evidence[r-1]
+			if !strings.Contains(e.Text, c.text) || e.Reason == "" || e.File == "" {
+				t.Fatalf("evidence %+v", e)
+			}
+			t.Logf("cause L%d ranked %d", c.cause, r)
+		})
+	}
+}
+
+// The wrapper lines of a CI log must rank below the compiler error.
+func TestEvidenceWrapperPenalty(t *testing.T) {
+	rep, err := Analyze(context.Background(), []string{"testdata/ci-build.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Evidence[0].Line != 69 {
+		t.Fatalf("top evidence is L%d %q, want the compiler error", rep.Evidence[0].Line, rep.Evidence[0].Text)
+	}
+}
+
+// The sample logs' README names their cause lines; each must be in the top
+// 5 evidence lines.
+func TestEvidenceSamples(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "logs", "samples")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/logs/samples is absent; skipping the sample evidence check")
+	}
+	cases := []struct {
+		file  string
+		lines []int
+	}{
+		{"esp32-uart.log", []int{199, 418}},
+		{"payments-service.log", []int{525, 549, 1111}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			rep, err := Analyze(context.Background(), []string{filepath.Join(dir, c.file)}, Options{Top: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range c.lines {
+				r := rankOf(rep, c.file, l)
+				if r == 0 {
+					for _, e := range rep.Evidence {
+						t.Logf("L%d %.1f %s | %s", e.Line, e.Score, e.Text, e.Reason)
+					}
+					t.Fatalf("cause L%d not in the top 5", l)
+				}
+				t.Logf("%s: cause L%d ranked %d", c.file, l, r)
+			}
+		})
+	}
+}
+
+func TestReportShape(t *testing.T) {
+	rep, err := Analyze(context.Background(), []string{"testdata/java-causedby.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lines != 160 || rep.Bytes == 0 {
+		t.Fatalf("lines %d bytes %d", rep.Lines, rep.Bytes)
+	}
+	if rep.FirstError == nil || rep.FirstError.Line != 151 {
+		t.Fatalf("first error %+v", rep.FirstError)
+	}
+	if rep.TimeRange == nil || rep.TimeRange.StartLine != 1 || !strings.HasPrefix(rep.TimeRange.Start, "2025-03-04 12:00:00") {
+		t.Fatalf("time range %+v", rep.TimeRange)
+	}
+	if rep.Levels["error"] < 1 || rep.Levels["info"] < 100 {
+		t.Fatalf("levels %v", rep.Levels)
+	}
+	if len(rep.ErrorTemplates) == 0 || len(rep.Templates) == 0 {
+		t.Fatalf("templates %d error templates %d", len(rep.Templates), len(rep.ErrorTemplates))
+	}
+	// Evidence lines exist and say what the file says.
+	lines, _ := scanAll(t, "testdata/java-causedby.log", Options{})
+	for _, e := range rep.Evidence {
+		if e.Line < 1 || e.Line > len(lines) || lines[e.Line-1] != e.Text {
+			t.Fatalf("evidence L%d %q does not match the file", e.Line, e.Text)
+		}
+	}
+	b, _ := json.Marshal(rep)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for _, k := range []string{"files", "lines", "bytes", "time_range", "levels", "templates", "evidence", "first_error", "bursts", "duration_ms", "error_templates"} {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("report JSON lacks %q", k)
+		}
+	}
+}
+
+// Continuation lines carry their event's template; one object per line.
+func TestTemplatesContinuation(t *testing.T) {
+	var got []TemplateLine
+	err := Templates(context.Background(), "testdata/java-causedby.log", Options{}, func(tl TemplateLine) error {
+		got = append(got, tl)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 160 {
+		t.Fatalf("%d lines", len(got))
+	}
+	for i, tl := range got {
+		if tl.Line != i+1 || tl.TemplateID == "" {
+			t.Fatalf("line %d: %+v", i+1, tl)
+		}
+	}
+	head := got[150].TemplateID // L151, the ERROR line
+	for l := 152; l <= 159; l++ {
+		if got[l-1].TemplateID != head {
+			t.Fatalf("L%d has %q, want the head's %q", l, got[l-1].Template, got[150].Template)
+		}
+	}
+	if got[159].TemplateID == head {
+		t.Fatal("L160 is a new event")
+	}
+	var buf strings.Builder
+	if err := WriteTemplatesJSONL(context.Background(), "testdata/java-causedby.log", Options{}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(rows) != 160 {
+		t.Fatalf("%d jsonl rows", len(rows))
+	}
+	for i, r := range rows {
+		var tl TemplateLine
+		if err := json.Unmarshal([]byte(r), &tl); err != nil || tl != got[i] {
+			t.Fatalf("row %d %q != %+v (%v)", i, r, got[i], err)
+		}
+	}
+}
+
+func TestGroupingStacks(t *testing.T) {
+	cases := []struct {
+		name  string
+		lines []string
+		cont  []bool
+	}{
+		{"python", []string{"2024-01-01 10:00:00 ERROR boom", "Traceback (most recent call last):", `  File "a.py", line 1, in <module>`, "ValueError: x", "2024-01-01 10:00:01 INFO ok"}, []bool{false, true, true, true, false}},
+		{"go", []string{"panic: boom", "", "goroutine 1 [running]:", "main.main()", "\t/a/main.go:5 +0x1d", "exit status 2", "next"}, []bool{false, true, true, true, true, true, false}},
+		{"rust", []string{"thread 'main' panicked at src/main.rs:2:5:", "index out of bounds", "note: run with `RUST_BACKTRACE=1`", "done"}, []bool{false, true, true, false}},
+		{".net", []string{"Unhandled exception. System.InvalidOperationException: bad", " ---> System.IO.IOException: disk", "   at Foo.Bar() in /a.cs:line 3", "   --- End of inner exception stack trace ---", "other"}, []bool{false, true, true, true, false}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGrouper(c.lines)
+			for i, l := range c.lines {
+				r := g.line(l)
+				if r.blank && !r.cont {
+					g.inEvent = false
+				}
+				if r.cont != c.cont[i] {
+					t.Fatalf("line %d %q: cont=%v", i+1, l, r.cont)
+				}
+			}
+		})
+	}
+}
+
+func TestLevels(t *testing.T) {
+	cases := map[string]uint8{
+		"2024-01-01 10:00:00 ERROR x":           lvError,
+		"E (123) tag: x":                        lvError,
+		"W/ActivityManager( 123): x":            lvWarn,
+		"03-17 16:13:38.811  1702  2395 D Tag:": lvDebug,
+		"<3>kernel: x":                          lvError,
+		`time=1 level=warn msg=x`:               lvWarn,
+		`{"level":"error","msg":"x"}`:           lvError,
+		"[INFO] started":                        lvInfo,
+		"I am fine":                             lvNone,
+		"E1129 10:00:00.000 1 x.go:1] x":        lvError,
+	}
+	for in, want := range cases {
+		if got := detectLevel(in); got != want {
+			t.Errorf("%q: %d want %d", in, got, want)
+		}
+	}
+	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone} {
+		if got := keywordLevel(in); got != want {
+			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
+		}
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	dir := t.TempDir()
+	var good, bad strings.Builder
+	steps := []string{"checkout", "restore cache", "install deps", "compile", "unit tests", "package", "upload"}
+	for i, s := range steps {
+		good.WriteString("step " + s + " started\n")
+		good.WriteString("step " + s + " finished in 3s\n")
+		if i < 4 {
+			bad.WriteString("step " + s + " started\n")
+			if s == "compile" {
+				bad.WriteString("linker: cannot open shared object libfoo.so\n")
+				bad.WriteString("warning: retrying compile\n")
+				continue
+			}
+			bad.WriteString("step " + s + " finished in 3s\n")
+		}
+	}
+	gp := filepath.Join(dir, "good.log")
+	bp := filepath.Join(dir, "bad.log")
+	os.WriteFile(gp, []byte(good.String()), 0o644)
+	os.WriteFile(bp, []byte(bad.String()), 0o644)
+	rep, err := Analyze(context.Background(), []string{bp}, Options{Baseline: gp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Diff
+	if d == nil || d.Baseline != gp {
+		t.Fatalf("diff %+v", d)
+	}
+	if d.Divergence == nil || d.Divergence.Line != 8 {
+		t.Fatalf("divergence %+v, want L8", d.Divergence)
+	}
+	if len(d.New) == 0 || d.New[0].FirstLine != 8 {
+		t.Fatalf("new %+v", d.New)
+	}
+	if rep.Evidence[0].Line != 8 || !strings.Contains(rep.Evidence[0].Reason, "absent from the good run") {
+		t.Fatalf("top evidence %+v", rep.Evidence[0])
+	}
+	// A run that only stops short diverges where it stopped.
+	os.WriteFile(bp, []byte("step checkout started\nstep checkout finished in 3s\nstep restore cache started\n"), 0o644)
+	rep, err = Analyze(context.Background(), []string{bp}, Options{Baseline: gp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dv := rep.Diff.Divergence; dv == nil || dv.Line != 3 || !strings.Contains(dv.Text, "stopped") {
+		t.Fatalf("stop: %+v", rep.Diff.Divergence)
+	}
+	if len(rep.Diff.Vanished) == 0 {
+		t.Fatal("no vanished templates")
+	}
+}
+
+func TestTemplateOf(t *testing.T) {
+	id1, t1 := TemplateOf("connection to 10.0.0.1:5432 failed after 3 retries")
+	id2, _ := TemplateOf("connection to 10.0.0.7:5432 failed after 5 retries")
+	if id1 == "" || id1 != id2 || strings.Contains(t1, "10.0.0.1") {
+		t.Fatalf("%q %q %q", id1, id2, t1)
+	}
+}
+
+func TestMultipleFiles(t *testing.T) {
+	rep, err := Analyze(context.Background(), []string{"testdata/go-panic.log", "testdata/oom-killer.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Files) != 2 || rankOf(rep, "go-panic.log", 122) == 0 || rankOf(rep, "oom-killer.log", 102) == 0 {
+		t.Fatalf("%+v", rep.Evidence)
+	}
+}
