@@ -374,7 +374,7 @@ func newHarness(t *testing.T, cfg Config, list ...skills.Skill) *harness {
 	h := &harness{t: t, sessions: newMemSessions(t), dir: t.TempDir()}
 	cfg.Registry = reg
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = discard()
 	}
 	cfg.Sessions = h.sessions
 	if cfg.AuditDir == "" {
@@ -445,3 +445,5 @@ const paymentsLog = `2024-05-01 02:00:00 INFO  app started
 2024-05-01 02:00:11 ERROR Connection is not available, request timed out after 30000ms
 2024-05-01 02:00:12 INFO  retrying
 `
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

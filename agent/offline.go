@@ -154,7 +154,12 @@ func (b *OfflineBrain) intent(st *State) intent {
 	return intent{name: "triage", plan: []planned{
 		{"analyze-log", func(st *State, spec skills.Spec) map[string]any { return withFile(spec, st, map[string]any{}) }},
 		{"query-issue-kb", kbArgs},
-		{"generate-report", func(st *State, spec skills.Spec) map[string]any { return withFile(spec, st, map[string]any{}) }},
+		{"generate-report", func(st *State, spec skills.Spec) map[string]any {
+			if hasParam(spec, "conclusion") {
+				return reportArgs(st)
+			}
+			return withFile(spec, st, map[string]any{})
+		}},
 	}, compose: composeTriage}
 }
 
@@ -319,4 +324,61 @@ func helpText(st *State) string {
 		b.WriteString("\nSkills: " + strings.Join(names, ", ") + ".")
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// reportArgs builds generate-report's arguments from what the analysis and
+// the knowledge base returned: nothing is invented.
+func reportArgs(st *State) map[string]any {
+	var lines []skills.LineRef
+	var kb string
+	for _, c := range st.Results() {
+		if c.Status != skills.StatusOK {
+			continue
+		}
+		switch c.Skill {
+		case "analyze-log":
+			lines = append(lines, c.Result.Lines...)
+		case "query-issue-kb":
+			kb = firstLines(c.Result.Output, 3)
+		}
+	}
+	var concl []string
+	if len(lines) > 0 {
+		concl = append(concl, fmt.Sprintf("The analysis ranks %s:%d first: %s", lines[0].File, lines[0].Line, truncate(strings.TrimSpace(lines[0].Text), 300)))
+	} else {
+		concl = append(concl, "The analysis found no ranked evidence.")
+	}
+	if kb != "" {
+		concl = append(concl, "Knowledge base: "+truncate(kb, 600))
+	}
+	var ev []map[string]any
+	for _, l := range lines {
+		if len(ev) == 8 {
+			break
+		}
+		e := map[string]any{"file": l.File, "line": l.Line, "quote": cutQuote(strings.TrimSpace(l.Text), 200)}
+		if l.Reason != "" {
+			e["why"] = l.Reason
+		}
+		ev = append(ev, e)
+	}
+	args := map[string]any{"conclusion": truncate(strings.Join(concl, "\n"), 1400)}
+	if len(ev) > 0 {
+		args["evidence"] = ev
+	}
+	if f := latestFile(st); f != "" {
+		args["title"] = truncate(f+": offline analysis", 120)
+	}
+	return args
+}
+
+// cutQuote keeps a prefix of s (a prefix still matches the line).
+func cutQuote(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n]
 }

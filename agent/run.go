@@ -43,7 +43,8 @@ type run struct {
 
 	fingerprints []string
 	lines        []skills.LineRef
-	written      []string // memories written this turn, as acknowledged
+	written      []string          // memories written this turn, as acknowledged
+	savedOutputs map[string]string // sha256 of a full output -> its file name
 	capHit       string
 }
 
