@@ -504,3 +504,18 @@ func TestPersonaFileReplacesEmbedded(t *testing.T) {
 		t.Errorf("system prompt:\n%s", sys)
 	}
 }
+
+func TestRecallIsScoped(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Text: "hi"}, llmtest.Reply{Text: `{"memories":[]}`})
+	h := newHarness(t, Config{Brain: llmBrain(t, srv, "")})
+	h.lt.Add(t.Context(),
+		memory.Record{Tenant: "t1", User: "u1", Scope: "user", Type: "preference", Priority: 3, Content: "prefers UTC timestamps"},
+		memory.Record{Tenant: "t1", Channel: "c1", Scope: "channel", Type: "fact", Priority: 3, Content: "channel c1 runs payments"},
+		memory.Record{Tenant: "t1", User: "u2", Scope: "user", Type: "fact", Priority: 3, Content: "u2 secret plan"},
+	)
+	h.runMsg(bot.Message{Platform: "local", Tenant: "t1", Channel: "c1", ID: "1", User: "u1", DM: true, Text: "hello"})
+	sys := srv.Requests()[0].System()
+	if !strings.Contains(sys, "prefers UTC timestamps") || strings.Contains(sys, "channel c1 runs payments") || strings.Contains(sys, "u2 secret plan") {
+		t.Errorf("DM prompt memories wrong:\n%s", sys)
+	}
+}
