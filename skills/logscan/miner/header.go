@@ -402,6 +402,14 @@ func scanItem(s string, i, year int, prev []item) (item, bool) {
 			return item{kind: kComp, start: i, end: ce, level: levelWord(w[:1])}, true
 		}
 	}
+	// A word between separators: "- app.worker -" (Python logging).
+	if len(prev) > 0 && lastKind(prev) == kSep && e+2 < len(s) && s[e] == ' ' && e-i <= maxFieldLen {
+		if k := wordEnd(s, e+1); k > e+1 && k < len(s) && s[k] == ' ' {
+			if sw := s[e+1 : k]; sw == "-" || sw == "|" || sw == "---" {
+				return item{kind: kField, start: i, end: e}, true
+			}
+		}
+	}
 	// Pipe-delimited field: "Step_LSC|".
 	if e < len(s) && s[e] == '|' && e-i <= maxFieldLen {
 		return item{kind: kField, start: i, end: e}, true
@@ -444,6 +452,15 @@ func compEnd(s string, i int) int {
 	w := s[i:e]
 	if len(w) == 0 || len(w) > maxFieldLen || strings.IndexByte(w, '=') >= 0 || w[0] == '"' {
 		return 0
+	}
+	// "Tag( 1702):" — a padded pid in parentheses
+	if k := strings.IndexByte(w, '('); k >= 0 && strings.IndexByte(w, ')') < 0 {
+		if c := strings.IndexByte(s[e:min(len(s), e+12)], ')'); c >= 0 {
+			j := e + c + 1
+			if j < len(s) && s[j] == ':' && (j+1 == len(s) || s[j+1] == ' ') {
+				return j + 1
+			}
+		}
 	}
 	if len(w) > 1 && w[len(w)-1] == ':' && w[len(w)-2] != ':' && (e == len(s) || isSpace(s[e])) {
 		return e

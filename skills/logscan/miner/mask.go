@@ -120,8 +120,50 @@ func (m *masker) sep(c byte) {
 	}
 }
 
+// Byte classes for the word fast path.
+const (
+	cPlain   = 1 << iota // letters and harmless punctuation
+	cSpecial             // digits, '/', '\\', delimiters, brackets, quotes
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		switch {
+		case isAlpha(b), b == '.', b == '-', b == '_', b == '!', b == '?', b == '*', b == '+', b == '&', b == '%', b == '$', b == '~', b >= 0x80:
+			t[c] = cPlain
+		default:
+			t[c] = cSpecial
+		}
+	}
+	return t
+}()
+
 // word masks one white-space separated word.
 func (m *masker) word(w string) {
+	special := uint8(0)
+	for i := 0; i < len(w); i++ {
+		special |= byteClass[w[i]]
+	}
+	if special&cSpecial == 0 {
+		// Fast path: letters and plain punctuation only, the common case.
+		// Only booleans and month/day names are variables here.
+		a, b := 0, len(w)
+		for b > a && isClosePunct(w[b-1]) {
+			b--
+		}
+		m.sep(' ')
+		if b > a && variable(w[a:b]) {
+			m.out = append(m.out, wild...)
+			m.out = append(m.out, w[b:]...)
+			m.pieceW = true
+		} else {
+			m.out = append(m.out, w...)
+			m.pieceW = false
+		}
+		m.lastWild = false
+		return
+	}
 	// Trim surrounding punctuation to test the word as a whole.
 	a, b := 0, len(w)
 	for a < b && isOpenPunct(w[a]) {
@@ -139,7 +181,7 @@ func (m *masker) word(w string) {
 		m.lastWild, m.pieceW = false, false
 		return
 	}
-	if core != "" && strings.IndexByte(core, '=') < 0 && wholeVariable(core) {
+	if core != "" && (len(core) > 3 && hasScheme(core) || strings.IndexByte(core, '=') < 0 && wholeVariable(core)) {
 		if a == 0 && b == len(w) {
 			if m.lastWild {
 				return // collapse runs of wildcards
@@ -312,7 +354,7 @@ func isPath(s string) bool {
 // variable reports whether a piece's core is a variable value.
 func variable(s string) bool {
 	nd, nl := 0, 0
-	hex := true
+	hex, slash, colon := true, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -324,6 +366,12 @@ func variable(s string) bool {
 				hex = false
 			}
 		default:
+			switch c {
+			case '/', '\\':
+				slash = true
+			case ':':
+				colon = true
+			}
 			if c != '-' && c != '_' && c != '.' {
 				hex = false
 			}
@@ -339,14 +387,17 @@ func variable(s string) bool {
 		}
 		return wholeVariable(s)
 	}
-	if isPath(s) || (len(s) > 3 && hasScheme(s)) {
+	if slash && isPath(s) || colon && len(s) > 3 && hasScheme(s) {
 		return true
+	}
+	if nl != len(s) {
+		return false
 	}
 	switch s {
 	case "true", "false", "True", "False", "TRUE", "FALSE", "null", "nil", "None", "NULL", "undefined":
 		return true
 	}
-	if (len(s) == 3 || len(s) >= 6) && isAlpha(s[0]) && s[0] <= 'Z' {
+	if (len(s) == 3 || len(s) >= 6) && s[0] >= 'A' && s[0] <= 'Z' {
 		if month3(s, 0) != 0 && (len(s) == 3 || isMonthName(s)) {
 			return true
 		}

@@ -7,9 +7,6 @@ import "time"
 // and the time in Unix milliseconds; ok is false when the shape does not
 // match. None of them allocates.
 
-var monthNames = [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
-var dayNames = [...]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlpha(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
 func isSpace(c byte) bool { return c == ' ' || c == '\t' }
@@ -43,10 +40,31 @@ func month3(s string, i int) int {
 	if i+3 > len(s) {
 		return 0
 	}
-	for k, m := range monthNames {
-		if s[i]|0x20 == m[0] && s[i+1]|0x20 == m[1] && s[i+2]|0x20 == m[2] {
-			return k + 1
-		}
+	switch uint32(s[i]|0x20)<<16 | uint32(s[i+1]|0x20)<<8 | uint32(s[i+2]|0x20) {
+	case 'j'<<16 | 'a'<<8 | 'n':
+		return 1
+	case 'f'<<16 | 'e'<<8 | 'b':
+		return 2
+	case 'm'<<16 | 'a'<<8 | 'r':
+		return 3
+	case 'a'<<16 | 'p'<<8 | 'r':
+		return 4
+	case 'm'<<16 | 'a'<<8 | 'y':
+		return 5
+	case 'j'<<16 | 'u'<<8 | 'n':
+		return 6
+	case 'j'<<16 | 'u'<<8 | 'l':
+		return 7
+	case 'a'<<16 | 'u'<<8 | 'g':
+		return 8
+	case 's'<<16 | 'e'<<8 | 'p':
+		return 9
+	case 'o'<<16 | 'c'<<8 | 't':
+		return 10
+	case 'n'<<16 | 'o'<<8 | 'v':
+		return 11
+	case 'd'<<16 | 'e'<<8 | 'c':
+		return 12
 	}
 	return 0
 }
@@ -55,10 +73,10 @@ func day3(s string, i int) bool {
 	if i+3 > len(s) {
 		return false
 	}
-	for _, d := range dayNames {
-		if s[i]|0x20 == d[0] && s[i+1]|0x20 == d[1] && s[i+2]|0x20 == d[2] {
-			return true
-		}
+	switch uint32(s[i]|0x20)<<16 | uint32(s[i+1]|0x20)<<8 | uint32(s[i+2]|0x20) {
+	case 'm'<<16 | 'o'<<8 | 'n', 't'<<16 | 'u'<<8 | 'e', 'w'<<16 | 'e'<<8 | 'd', 't'<<16 | 'h'<<8 | 'u',
+		'f'<<16 | 'r'<<8 | 'i', 's'<<16 | 'a'<<8 | 't', 's'<<16 | 'u'<<8 | 'n':
+		return true
 	}
 	return false
 }
@@ -180,27 +198,32 @@ func parseTime(s string, i int, year int) (end int, ms int64, ok bool) {
 	}
 	c := s[i]
 	if isDigit(c) {
-		if e, v, ok := isoLike(s, i); ok {
-			return e, v, true
-		}
-		if e, v, ok := compactDate(s, i); ok {
-			return e, v, true
-		}
-		if e, v, ok := monthDay(s, i, year); ok {
-			return e, v, true
-		}
-		if e, v, ok := dayMonYear(s, i); ok {
-			return e, v, true
-		}
-		if e, v, ok := clock(s, i); ok && boundary(s, e) {
-			return e, v, true // time of day only
-		}
-		if e, v, ok := epoch(s, i); ok {
-			return e, v, true
+		// dispatch on the length of the leading run of digits
+		switch runDigits(s, i) - i {
+		case 4:
+			return isoLike(s, i)
+		case 6, 8:
+			return compactDate(s, i)
+		case 2:
+			if e, v, ok := monthDay(s, i, year); ok {
+				return e, v, true
+			}
+			if e, v, ok := dayMonYear(s, i); ok {
+				return e, v, true
+			}
+			if e, v, ok := clock(s, i); ok && boundary(s, e) {
+				return e, v, true // time of day only
+			}
+		case 1:
+			if e, v, ok := clock(s, i); ok && boundary(s, e) {
+				return e, v, true
+			}
+		case 10, 13:
+			return epoch(s, i)
 		}
 		return 0, 0, false
 	}
-	if isAlpha(c) {
+	if isAlpha(c) && i+3 < len(s) && (s[i+3] == ' ' || s[i+3] == ',' || isAlpha(s[i+3])) {
 		return syslogTime(s, i, year)
 	}
 	return 0, 0, false

@@ -1,0 +1,164 @@
+package miner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func mineAll(msgs []string) []Template {
+	m := New()
+	ids := make([]int, len(msgs))
+	for i, s := range msgs {
+		ids[i] = m.Add(s)
+	}
+	m.Finish()
+	out := make([]Template, len(msgs))
+	for i, id := range ids {
+		out[i] = m.Template(id)
+	}
+	return out
+}
+
+func TestMaskTemplates(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"PacketResponder 1 for block blk_-6952295868487656571 terminating", "PacketResponder <*> for block <*> terminating"},
+		{"Received block blk_123 of size 67108864 from /10.251.42.84", "Received block <*> of size <*> from <*>"},
+		{"10.251.73.220:50010 is added", "<*> is added"},
+		{"GET https://example.com/a/b?x=1 took 12ms", "GET <*> took <*>"},
+		{"open /var/log/app.log failed", "open <*> failed"},
+		{"request 550e8400-e29b-41d4-a716-446655440000 done", "request <*> done"},
+		{"uid=0 euid=0 user=root", "uid=<*> euid=<*> user=root"},
+		{"setLightsOn(true)", "setLightsOn(<*>)"},
+		{"connection from 1.2.3.4 () at Sun Jul 10 04:15:25 2005", "connection from <*> (<*>) at <*>"},
+		{"tag=\"View Lock\", name=x", "tag=\"<*>\", name=x"},
+		{"steps = 1514038440000##6993##548365", "steps = <*>"},
+		{"hash 9f86d081884c7d659a2feaa0c55ad015 ok", "hash <*> ok"},
+		{"freed 18.4 KB in 0.5s", "freed <*> KB in <*>"},
+	}
+	for _, c := range cases {
+		got := mineAll([]string{c.in})[0].Text
+		if got != c.want {
+			t.Errorf("%q\n got  %q\n want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestMinerClusters(t *testing.T) {
+	msgs := []string{
+		"Invalid user webmaster from 1.2.3.4",
+		"Invalid user test from 5.6.7.8",
+		"Invalid user admin from 9.9.9.9",
+		"session opened for user root by (uid=0)",
+		"session closed for user root",
+		"cupsd startup succeeded",
+		"cupsd shutdown succeeded",
+	}
+	ts := mineAll(msgs)
+	if ts[0].ID != ts[1].ID || ts[1].ID != ts[2].ID {
+		t.Errorf("usernames not generalised: %q %q %q", ts[0].Text, ts[1].Text, ts[2].Text)
+	}
+	if ts[0].Text != "Invalid user <*> from <*>" {
+		t.Errorf("template %q", ts[0].Text)
+	}
+	if ts[3].ID == ts[4].ID || ts[5].ID == ts[6].ID {
+		t.Errorf("distinct events merged: %q / %q / %q", ts[3].Text, ts[4].Text, ts[5].Text)
+	}
+}
+
+// A trailing optional field must not split a template (cross-length merge).
+func TestMinerCrossLengthMerge(t *testing.T) {
+	ts := mineAll([]string{"upload done 12 files", "upload done 13 files (18.4 KB)", "upload done 14 files"})
+	_ = ts
+	a := mineAll([]string{"job 1 finished in 3s", "job 2 finished in 4s"})
+	if a[0].ID != a[1].ID {
+		t.Errorf("same shape split: %q %q", a[0].Text, a[1].Text)
+	}
+}
+
+// A constant that held across many shapes is trusted: "Failed password"
+// does not absorb "Failed none".
+func TestMinerMatureConstant(t *testing.T) {
+	var msgs []string
+	for i := 0; i < 20; i++ {
+		msgs = append(msgs, fmt.Sprintf("Failed password for invalid user u%c%c from 1.2.3.%d port %d ssh2", 'a'+i, 'b'+i, i, 1000+i))
+	}
+	msgs = append(msgs, "Failed none for invalid user 0 from 5.188.10.180 port 49811 ssh2")
+	ts := mineAll(msgs)
+	if ts[0].ID != ts[19].ID {
+		t.Fatalf("usernames split: %q vs %q", ts[0].Text, ts[19].Text)
+	}
+	if ts[20].ID == ts[0].ID {
+		t.Errorf("'Failed none' absorbed into %q", ts[0].Text)
+	}
+}
+
+func TestTemplateIDStable(t *testing.T) {
+	a := mineAll([]string{"disk 91% full on /dev/sda1"})
+	b := mineAll([]string{"something else", "disk 42% full on /dev/sdb2"})
+	if a[0].ID != b[1].ID || a[0].ID != TemplateID(a[0].Text) {
+		t.Errorf("ids differ across miners: %v %v", a[0], b[1])
+	}
+	if len(a[0].ID) != 12 {
+		t.Errorf("id %q: want 12 hex chars", a[0].ID)
+	}
+}
+
+// Adversarial input: every message a new shape. Clusters stay capped and
+// every Add still returns a usable number.
+func TestMinerBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	m := New()
+	words := []string{"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"}
+	var last int
+	for i := 0; i < MaxClusters+5000; i++ {
+		var b strings.Builder
+		n := i
+		for k := 0; k < 6; k++ {
+			b.WriteString(words[n%8])
+			b.WriteString(string(rune('a' + n%26)))
+			b.WriteByte(' ')
+			n /= 7
+		}
+		last = m.Add(b.String())
+	}
+	if len(m.clusters) > MaxClusters+1 {
+		t.Errorf("%d clusters, cap %d", len(m.clusters), MaxClusters)
+	}
+	m.Finish()
+	if m.Template(last).Text == "" {
+		t.Error("empty template past the cap")
+	}
+}
+
+func TestMinerEmptyAndHuge(t *testing.T) {
+	m := New()
+	a := m.Add("")
+	b := m.Add(strings.Repeat("x1 ", 100000))
+	m.Finish()
+	if m.Template(a).ID == "" || m.Template(b).ID == "" {
+		t.Error("missing templates")
+	}
+	if len(m.Template(b).Text) > maxMsgBytes+10 {
+		t.Errorf("huge template %d bytes", len(m.Template(b).Text))
+	}
+	if (m.Template(-1) != Template{}) || (m.Template(99) != Template{}) {
+		t.Error("out-of-range cluster must give the zero Template")
+	}
+}
+
+func TestAddAllocs(t *testing.T) {
+	f := Learn([]string{"2024-01-02 03:04:05.123 INFO 1 --- [main] c.e.Api : GET /v1/x status=200 in 12ms"})
+	m := New()
+	line := "2024-01-02 03:04:05.123 INFO 1 --- [main] c.e.Api : GET /v1/x status=200 in 12ms"
+	m.Add(f.Parse(line).Msg(line))
+	n := testing.AllocsPerRun(100, func() {
+		h := f.Parse(line)
+		m.Add(h.Msg(line))
+	})
+	if n != 0 {
+		t.Errorf("%v allocs per line on a known shape, want 0", n)
+	}
+}
