@@ -3,6 +3,7 @@ package logscan
 import (
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/sleuth-bot/sleuth/skills/logscan/miner"
 )
@@ -225,6 +226,9 @@ var (
 
 // keywordLevel classifies a message by its words: error, warn or none.
 func keywordLevel(msg string) uint8 {
+	if !mayHaveKeyword(msg) {
+		return lvNone
+	}
 	if reErrorWord.MatchString(msg) {
 		if !reNegated.MatchString(msg) {
 			return lvError
@@ -239,3 +243,35 @@ func keywordLevel(msg string) uint8 {
 	}
 	return lvNone
 }
+
+// keywordStems are lower-case fragments of every word the keyword
+// expressions match; a message with none of them skips the expressions.
+var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
+	"kill", "memory", "oom", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
+	"not ", "invalid", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
+
+func mayHaveKeyword(msg string) bool {
+	if len(msg) > 512 {
+		msg = msg[:512]
+	}
+	var buf [512]byte
+	b := buf[:len(msg)]
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	low := unsafeString(b)
+	for _, k := range keywordStems {
+		if strings.Contains(low, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsafeString views b as a string without copying; b must not change
+// while the string is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

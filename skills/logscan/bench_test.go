@@ -1,0 +1,238 @@
+package logscan
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// genLog writes a realistic service log of about size bytes: ISO
+// timestamps, levels, thread and logger fields, a few hundred templates with
+// ids, numbers, IPs, durations; occasional Java stack traces and warnings.
+func genLog(w io.Writer, size int64, seed uint64) error {
+	r := rand.New(rand.NewPCG(seed, 7))
+	bw := bufio.NewWriterSize(w, 1<<20)
+	levels := []string{" INFO", " INFO", " INFO", " INFO", "DEBUG", " INFO", " WARN", "ERROR"}
+	loggers := []string{"c.e.api.OrderController", "c.e.db.Pool", "c.e.cache.Redis", "o.a.kafka.Consumer", "c.e.auth.TokenFilter", "c.e.jobs.Scheduler"}
+	verbs := []string{"GET", "POST", "PUT", "DELETE"}
+	var buf []byte
+	var n int64
+	ms := int64(1_700_000_000_000)
+	for line := 0; n < size; line++ {
+		ms += int64(r.IntN(40))
+		buf = buf[:0]
+		buf = time.UnixMilli(ms).UTC().AppendFormat(buf, "2006-01-02 15:04:05.000")
+		buf = append(buf, ' ')
+		lv := levels[r.IntN(len(levels))]
+		if lv == "ERROR" && r.IntN(8) != 0 {
+			lv = " INFO"
+		}
+		buf = append(buf, lv...)
+		buf = append(buf, " 1 --- [worker-"...)
+		buf = strconv.AppendInt(buf, int64(r.IntN(64)), 10)
+		buf = append(buf, "] "...)
+		buf = append(buf, loggers[r.IntN(len(loggers))]...)
+		buf = append(buf, " : "...)
+		switch k := r.IntN(12); k {
+		case 0, 1, 2, 3:
+			buf = append(buf, verbs[r.IntN(4)]...)
+			buf = append(buf, " /v1/orders/"...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(1_000_000)), 10)
+			buf = append(buf, " status=200 in "...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(300)), 10)
+			buf = append(buf, "ms"...)
+		case 4, 5:
+			buf = append(buf, "cache hit ratio="...)
+			buf = strconv.AppendFloat(buf, r.Float64(), 'f', 3, 64)
+			buf = append(buf, " keys="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(100000)), 10)
+		case 6:
+			buf = append(buf, "connection from 10."...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(255)), 10)
+			buf = append(buf, '.')
+			buf = strconv.AppendInt(buf, int64(r.IntN(255)), 10)
+			buf = append(buf, ".7:"...)
+			buf = strconv.AppendInt(buf, int64(1024+r.IntN(60000)), 10)
+			buf = append(buf, " accepted"...)
+		case 7:
+			buf = append(buf, "consumer group rebalanced, partitions="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(32)), 10)
+			buf = append(buf, " generation="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(5000)), 10)
+		case 8:
+			buf = append(buf, "user "...)
+			buf = strconv.AppendUint(buf, r.Uint64(), 16)
+			buf = append(buf, " logged in from session "...)
+			buf = strconv.AppendUint(buf, r.Uint64(), 36)
+		case 9:
+			buf = append(buf, "job "...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(50)), 10)
+			buf = append(buf, " finished in "...)
+			buf = strconv.AppendFloat(buf, r.Float64()*10, 'f', 2, 64)
+			buf = append(buf, "s, rows="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(1e6)), 10)
+		case 10:
+			buf = append(buf, "pool stats active="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(10)), 10)
+			buf = append(buf, " idle="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(10)), 10)
+			buf = append(buf, " waiting="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(3)), 10)
+		default:
+			buf = append(buf, "token refresh for client app-"...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(200)), 10)
+			buf = append(buf, " expires_in="...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(3600)), 10)
+		}
+		buf = append(buf, '\n')
+		if lv == "ERROR" {
+			buf = append(buf, "java.lang.IllegalStateException: order "...)
+			buf = strconv.AppendInt(buf, int64(r.IntN(1_000_000)), 10)
+			buf = append(buf, " in bad state\n\tat c.e.api.OrderService.place(OrderService.java:88)\n\tat c.e.api.OrderController.post(OrderController.java:41)\nCaused by: java.sql.SQLException: deadlock detected\n\t... 12 more\n"...)
+		}
+		m, err := bw.Write(buf)
+		if err != nil {
+			return err
+		}
+		n += int64(m)
+	}
+	return bw.Flush()
+}
+
+// benchFile writes the benchmark log once per process.
+func benchFile(b *testing.B) (string, int64) {
+	gb := os.Getenv("SLEUTH_BENCH_GB")
+	if gb == "" {
+		b.Skip("set SLEUTH_BENCH_GB=1 to run: writes a 1 GB log to a temporary directory")
+	}
+	size, err := strconv.ParseFloat(gb, 64)
+	if err != nil || size <= 0 {
+		b.Fatalf("SLEUTH_BENCH_GB=%q: want a positive number of GB", gb)
+	}
+	p := filepath.Join(b.TempDir(), "bench.log")
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := genLog(f, int64(size*(1<<30)), 1); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	st, _ := os.Stat(p)
+	return p, st.Size()
+}
+
+// resetPeakRSS asks Linux to restart the VmHWM counter; peakRSS reads it.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// grepTime times `grep -c ERROR` on the same file, warm cache.
+func grepTime(b *testing.B, path string) time.Duration {
+	exec.Command("grep", "-c", "ERROR", path).Run() // warm the page cache
+	t0 := time.Now()
+	if err := exec.Command("grep", "-c", "ERROR", path).Run(); err != nil {
+		b.Logf("grep: %v", err)
+	}
+	return time.Since(t0)
+}
+
+// BenchmarkAnalyze1GB reports analyze throughput, its ratio to grep -c
+// ERROR on the same file, and peak RSS. Run with:
+//
+//	SLEUTH_BENCH_GB=1 go test -run XXX -bench BenchmarkAnalyze1GB -benchtime 1x ./skills/logscan/
+func BenchmarkAnalyze1GB(b *testing.B) {
+	path, size := benchFile(b)
+	g := grepTime(b, path)
+	runtime.GC()
+	resetPeakRSS()
+	b.ResetTimer()
+	t0 := time.Now()
+	var rep *Report
+	for i := 0; i < b.N; i++ {
+		var err error
+		rep, err = Analyze(context.Background(), []string{path}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := time.Since(t0) / time.Duration(b.N)
+	b.StopTimer()
+	mbs := float64(size) / (1 << 20) / d.Seconds()
+	b.ReportMetric(mbs, "MB/s")
+	b.ReportMetric(float64(d)/float64(g), "x_grep")
+	b.ReportMetric(peakRSS(), "peakRSS_MB")
+	b.ReportMetric(float64(rep.Lines)/d.Seconds(), "lines/s")
+	b.Logf("%d MB, %d lines: analyze %v (%.0f MB/s), grep -c ERROR %v, ratio %.2f, peak RSS %.0f MB, %d templates",
+		size>>20, rep.Lines, d.Round(time.Millisecond), mbs, g.Round(time.Millisecond), float64(d)/float64(g), peakRSS(), len(rep.Templates))
+}
+
+// BenchmarkTemplates1GB reports `sleuth templates --jsonl` throughput in
+// lines per second (output discarded).
+func BenchmarkTemplates1GB(b *testing.B) {
+	path, size := benchFile(b)
+	runtime.GC()
+	resetPeakRSS()
+	b.ResetTimer()
+	t0 := time.Now()
+	var cw countWriter
+	for i := 0; i < b.N; i++ {
+		if err := WriteTemplatesJSONL(context.Background(), path, Options{}, &cw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := time.Since(t0) / time.Duration(b.N)
+	b.StopTimer()
+	lines := float64(cw.lines) / float64(b.N)
+	b.ReportMetric(lines/d.Seconds(), "lines/s")
+	b.ReportMetric(float64(size)/(1<<20)/d.Seconds(), "MB/s")
+	b.ReportMetric(peakRSS(), "peakRSS_MB")
+}
+
+type countWriter struct{ lines int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	for _, x := range p {
+		if x == '\n' {
+			c.lines++
+		}
+	}
+	return len(p), nil
+}
+
+// BenchmarkAnalyzeSmall measures a 64 MB log without the env gate.
+func BenchmarkAnalyze64MB(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "b.log")
+	f, _ := os.Create(p)
+	genLog(f, 64<<20, 2)
+	f.Close()
+	b.SetBytes(64 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Analyze(context.Background(), []string{p}, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
