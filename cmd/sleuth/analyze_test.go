@@ -19,7 +19,9 @@ func runCmd(t *testing.T, f func(context.Context, []string, *bytes.Buffer, *byte
 	return code, out.String(), errb.String()
 }
 
-func analyzeCmd(ctx context.Context, a []string, o, e *bytes.Buffer) int { return cmdAnalyze(ctx, a, o, e) }
+func analyzeCmd(ctx context.Context, a []string, o, e *bytes.Buffer) int {
+	return cmdAnalyze(ctx, a, o, e)
+}
 func templatesCmd(ctx context.Context, a []string, o, e *bytes.Buffer) int {
 	return cmdTemplates(ctx, a, o, e)
 }
