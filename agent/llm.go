@@ -599,3 +599,15 @@ func (b *LLMBrain) Distill(ctx context.Context, goal, answer string) ([]skills.M
 	}
 	return mems, pt + ct, nil
 }
+
+// Narrate writes a short narrative on top of a structured digest (the
+// jobs' daily-digest Narrator). The digest is data in the prompt.
+func (b *LLMBrain) Narrate(ctx context.Context, digest string) (string, error) {
+	prompt := render("narrate.md", map[string]any{"Digest": truncate(digest, 6000)})
+	resp, _, _, err := b.generate(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)},
+		llms.WithTemperature(0), llms.WithMaxTokens(300))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(resp.Choices[0].Content), nil
+}
