@@ -17,8 +17,10 @@ const (
 	maxQuoteSpan = 256  // a quoted value spanning spaces is followed this far
 )
 
+// isWordSep: white space, and the glue byte itself, which must never reach
+// a key from the input.
 func isWordSep(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || c == glue
 }
 
 func isPieceDelim(c byte) bool {
