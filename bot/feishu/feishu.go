@@ -258,14 +258,17 @@ func (a *Adapter) StartProgress(ctx context.Context, m bot.Message) bot.Progress
 		a.log.Warn("feishu progress card failed", "message_id", m.ID, "error", err)
 	} else {
 		p.cardID = sent.MessageID
-		p.last = a.cfg.Now()
 	}
 	return p
 }
 
+// progress is safe for concurrent use; patches of one card are
+// serialised so they land in order.
 type progress struct {
-	a      *Adapter
-	m      bot.Message
+	a *Adapter
+	m bot.Message
+
+	mu     sync.Mutex
 	cardID string
 	last   time.Time
 	done   bool
@@ -273,6 +276,8 @@ type progress struct {
 
 // Update patches the progress card, at most once per minProgressGap.
 func (p *progress) Update(ctx context.Context, text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.cardID == "" || p.done {
 		return
 	}
@@ -290,6 +295,8 @@ func (p *progress) Update(ctx context.Context, text string) {
 // progress card or the patch fails, it replies in the thread instead (with
 // the same idempotency key on every attempt).
 func (p *progress) Finish(ctx context.Context, r bot.Reply) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.done = true
 	content := renderCard(r)
 	id := p.cardID

@@ -153,6 +153,9 @@ func TestMentionWithFileGetsThreadedCardWithEvidence(t *testing.T) {
 	if s.ReplyTo != "om_q" || !s.InThread || s.MsgType != "interactive" || s.UUID != idempotencyKey("om_q", "progress") {
 		t.Errorf("progress send = %+v", s)
 	}
+	if ps := patches[progressID]; len(ps) != 2 || !strings.Contains(ps[0], "step 1/2: reading the log") {
+		t.Errorf("progress patches = %q, want the step then the answer", ps)
+	}
 	final := patches[progressID][len(patches[progressID])-1]
 	var c card
 	if err := json.Unmarshal([]byte(final), &c); err != nil {
