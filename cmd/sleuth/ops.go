@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/sleuth-bot/sleuth/bot/metrics"
 )
 
@@ -91,11 +93,7 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // cmdHealth checks a running sleuth's /healthz (the container health

@@ -25,7 +25,9 @@ import (
 // core is what serve, `jobs run` and `eval` share: stores, skills, agent.
 type core struct {
 	cfg      Config
+	env      *env
 	log      *slog.Logger
+	llm      *agent.LLMBrain // nil with the offline brain
 	db       *memory.DB
 	sessions memory.Sessions
 	longTerm memory.LongTerm // nil when long-term memory is off
@@ -45,8 +47,8 @@ func (c *core) Close() error {
 }
 
 // buildCore opens the stores and builds the agent.
-func buildCore(ctx context.Context, cfg Config, log *slog.Logger) (*core, error) {
-	c := &core{cfg: cfg, log: log}
+func buildCore(ctx context.Context, cfg Config, e *env, log *slog.Logger) (*core, error) {
+	c := &core{cfg: cfg, env: e, log: log}
 	db, err := memory.Open(ctx, memory.Config{DataDir: cfg.DataDir, Logger: log})
 	if err != nil {
 		return nil, err
@@ -112,7 +114,7 @@ func cmdServe(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) in
 }
 
 func serve(ctx context.Context, cfg Config, e *env, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
-	c, err := buildCore(ctx, cfg, log)
+	c, err := buildCore(ctx, cfg, e, log)
 	if err != nil {
 		return err
 	}

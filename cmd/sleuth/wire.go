@@ -2,17 +2,30 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/sleuth-bot/sleuth/agent"
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
 )
 
 // buildMemory sets up long-term memory (embedded by default, Qdrant when
 // QDRANT_URL is set).
 func buildMemory(ctx context.Context, c *core) error {
-	c.memName = "off"
+	emb, err := memory.NewHashEmbedder(0)
+	if err != nil {
+		return err
+	}
+	store, err := memory.NewEmbedded(ctx, memory.EmbeddedConfig{DB: c.db, Embedder: emb, Logger: c.log})
+	if err != nil {
+		return fmt.Errorf("long-term memory: %w", err)
+	}
+	c.longTerm = store
+	c.memName = "embedded (" + emb.Name() + ")"
+	c.closers = append(c.closers, store.Close)
 	return nil
 }
 
@@ -25,8 +38,17 @@ func buildSkills(ctx context.Context, c *core) (*skills.Registry, error) {
 // buildBrain returns the LLM brain when a model is configured, nil (the
 // offline brain) otherwise.
 func buildBrain(ctx context.Context, c *core) (agent.Brain, error) {
-	c.brain = "offline"
-	return nil, nil
+	b, err := agent.NewLLMFromEnv(c.env.get, c.log)
+	if errors.Is(err, agent.ErrNoModel) {
+		c.brain = "offline"
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.llm = b
+	c.brain = b.Name()
+	return b, nil
 }
 
 // buildPlatforms builds the Slack and Feishu adapters that are configured.
