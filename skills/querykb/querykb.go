@@ -326,11 +326,24 @@ func (s *Skill) Match(ctx context.Context, q Query) ([]Match, error) {
 			pats = append(pats, pi)
 		}
 		sort.Ints(pats)
+		var wheres []string
+		byWhere := map[string][]string{}
 		for i, pi := range pats {
 			if i < 3 {
 				score += scorePattern
 			}
-			why = append(why, fmt.Sprintf("pattern %q in %s", e.Patterns[pi], m.firstWhy[ei][pi]))
+			w := m.firstWhy[ei][pi]
+			if byWhere[w] == nil {
+				wheres = append(wheres, w)
+			}
+			byWhere[w] = append(byWhere[w], strconv.Quote(e.Patterns[pi]))
+		}
+		for _, w := range wheres {
+			kind := "pattern"
+			if len(byWhere[w]) > 1 {
+				kind = "patterns"
+			}
+			why = append(why, fmt.Sprintf("%s %s in %s", kind, strings.Join(byWhere[w], ", "), w))
 		}
 		if m.tmplHit[ei] {
 			score += scoreTemplate

@@ -182,7 +182,7 @@ func TestRunLinesWithRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Output, `pattern "Connection is not available, request timed out after" in payments.log L549`) {
+	if !strings.Contains(res.Output, `patterns "Connection is not available, request timed out after", "Connection is not available", "HikariPool-1 - Connection is not available" in payments.log L549`) {
 		t.Errorf("reason does not cite the line:\n%s", res.Output)
 	}
 	if strings.Count(res.Output, "score ") != 1 {
