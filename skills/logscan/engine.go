@@ -55,7 +55,10 @@ type clusterStat struct {
 	kw    uint8
 	kwSet bool
 	text  string
-	plain *cand
+	// For the cluster's own candidate (events without a root-cause line).
+	keyed    int64 // events that carried a root-cause line
+	lastFile int32
+	firstErr bool
 }
 
 // openEvent is the event being assembled by the consumer.
@@ -97,6 +100,7 @@ type fileState struct {
 	startMS, endMS     int64
 	startLine, endLine int
 	minutes            map[int64]*minuteBucket
+	curBucket          *minuteBucket // the bucket whose lastTime may share a block
 	ev                 openEvent
 }
 
@@ -113,6 +117,8 @@ type engine struct {
 	levels  [7]int64
 	tape    *tape
 	seed    maphash.Seed
+	// recordSeq keeps the order of events, for the baseline alignment.
+	recordSeq bool
 
 	divergeCluster int32 // set by diff; -1 none
 }
@@ -290,7 +296,7 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	}
 	ev.active = false
 	c := &e.cl[ev.cluster]
-	if len(e.seq[e.phase]) < maxSeq {
+	if e.recordSeq && len(e.seq[e.phase]) < maxSeq {
 		e.seq[e.phase] = append(e.seq[e.phase], ev.cluster)
 		if e.phase == 1 && fileIdx == 0 {
 			e.seqLine = append(e.seqLine, int32(ev.line))
@@ -325,32 +331,31 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	}
 	e.levels[lvl]++
 
-	var cd *cand
+	c.lastFile = fileIdx
+	firstErr := lvl >= lvError && fs.firstErr == nil
 	if ev.keyPri != keyNone {
+		c.keyed++
 		k := subKey{cluster: ev.cluster, shape: shapeHash(e.seed, ev.keyText)}
-		cd = e.subs[k]
+		cd := e.subs[k]
 		if cd == nil && len(e.subs) < maxSubCands {
 			cd = &cand{cluster: ev.cluster, sub: k.shape, keyPri: ev.keyPri}
 			e.subs[k] = cd
 		}
-	}
-	if cd == nil {
-		if c.plain == nil {
-			c.plain = &cand{cluster: ev.cluster}
+		if cd != nil {
+			cd.count++
+			if cd.count == 1 {
+				cd.file, cd.head, cd.headText = fileIdx, ev.line, clip(ev.text)
+				cd.line, cd.text = ev.keyLine, clip(ev.keyText)
+			}
+			cd.lastFile, cd.lastLine = fileIdx, ev.line
+			cd.level = max(cd.level, lvl)
+			cd.firstErr = cd.firstErr || firstErr
+		} else {
+			c.keyed--
+			c.firstErr = c.firstErr || firstErr
 		}
-		cd = c.plain
-	}
-	cd.count++
-	if cd.count == 1 {
-		cd.file, cd.head, cd.headText = fileIdx, ev.line, clip(ev.text)
-		cd.line, cd.text = ev.line, cd.headText
-		if ev.keyPri != keyNone && cd.sub != 0 {
-			cd.line, cd.text = ev.keyLine, clip(ev.keyText)
-		}
-	}
-	cd.lastFile, cd.lastLine = fileIdx, ev.line
-	if lvl > cd.level {
-		cd.level = lvl
+	} else {
+		c.firstErr = c.firstErr || firstErr
 	}
 
 	if ev.ms != 0 {
@@ -364,18 +369,22 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 		if fs.firstErr == nil {
 			fs.firstErr = &LineRef{File: fs.name, Line: ev.line, Text: clip(ev.text)}
 			fs.firstErrLine = ev.line
-			cd.firstErr = true
 		}
 		fs.lastErrLine = ev.line
 		if ev.ms != 0 {
 			min := ev.ms / 60000
 			bk := fs.minutes[min]
+			if fs.curBucket != nil && fs.curBucket != bk {
+				// Keep no substring of an old block alive.
+				fs.curBucket.lastTime = clone(fs.curBucket.lastTime)
+			}
 			if bk == nil {
 				bk = &minuteBucket{firstLine: ev.line, firstTime: clone(ev.time), firstMS: ev.ms, startMinute: min}
 				fs.minutes[min] = bk
 			}
 			bk.n++
 			bk.lastLine, bk.lastTime, bk.lastMS = ev.line, ev.time, ev.ms
+			fs.curBucket = bk
 		}
 	}
 }

@@ -93,9 +93,12 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		}
 	}
 	for i := range e.cl {
-		if p := e.cl[i].plain; p != nil {
-			put(p)
+		cs := &e.cl[i]
+		if cs.count == 0 || cs.count == cs.keyed {
+			continue
 		}
+		put(&cand{cluster: int32(i), file: cs.file, line: cs.first, head: cs.first, text: cs.text, headText: cs.text,
+			count: cs.count - cs.keyed, lastFile: cs.lastFile, lastLine: cs.last, level: cs.level, firstErr: cs.firstErr})
 	}
 	for _, c := range e.subs {
 		put(c)

@@ -26,6 +26,7 @@ func analyze(ctx context.Context, paths []string, opt Options) (*Report, error) 
 		return nil, errors.New("no files to analyze")
 	}
 	e := newEngine(opt)
+	e.recordSeq = opt.Baseline != ""
 	var baseLines int64
 	if opt.Baseline != "" {
 		fs, err := e.runFile(ctx, opt.Baseline, 0)
