@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/sleuth-bot/sleuth/agent"
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/bot/feishu"
+	"github.com/sleuth-bot/sleuth/bot/slack"
 	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
 )
@@ -15,16 +16,22 @@ import (
 // buildMemory sets up long-term memory (embedded by default, Qdrant when
 // QDRANT_URL is set).
 func buildMemory(ctx context.Context, c *core) error {
-	emb, err := memory.NewHashEmbedder(0)
+	store, name, err := openLongTerm(ctx, c.db, c.env.get, c.log)
 	if err != nil {
 		return err
 	}
-	store, err := memory.NewEmbedded(ctx, memory.EmbeddedConfig{DB: c.db, Embedder: emb, Logger: c.log})
-	if err != nil {
-		return fmt.Errorf("long-term memory: %w", err)
+	if c.cfg.QdrantURL != "" {
+		// Qdrant may be down or slow: keep answering without long-term
+		// memory, queue writes durably and replay them when it is back.
+		res, err := memory.NewResilient(memory.ResilientConfig{Primary: store, DB: c.db, Logger: c.log})
+		if err != nil {
+			store.Close()
+			return err
+		}
+		store = res
 	}
 	c.longTerm = store
-	c.memName = "embedded (" + emb.Name() + ")"
+	c.memName = name
 	c.closers = append(c.closers, store.Close)
 	return nil
 }
@@ -53,7 +60,39 @@ func buildBrain(ctx context.Context, c *core) (agent.Brain, error) {
 
 // buildPlatforms builds the Slack and Feishu adapters that are configured.
 func buildPlatforms(ctx context.Context, c *core, e *env, mux *http.ServeMux, ready *readiness) ([]bot.Adapter, error) {
-	return nil, nil
+	var out []bot.Adapter
+	scfg, ok, err := slack.ConfigFromEnv(e.get)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		scfg.Logger = c.log
+		a, err := slack.New(scfg)
+		if err != nil {
+			return nil, err
+		}
+		a.Routes(mux)
+		out = append(out, a)
+	}
+	fcfg, ok, err := feishu.ConfigFromEnv(e.get)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		fcfg.Logger = c.log
+		a, err := feishu.New(fcfg)
+		if err != nil {
+			return nil, err
+		}
+		a.Routes(mux)
+		out = append(out, a)
+	}
+	for _, a := range out {
+		if r, ok := a.(interface{ Ready(context.Context) error }); ok {
+			ready.add(a.Platform(), r.Ready)
+		}
+	}
+	return out, nil
 }
 
 // startJobs starts the scheduler; the returned func stops it.
