@@ -112,32 +112,71 @@ func compilePattern(p string) (pattern, error) {
 
 // literalAnchor returns the leading literal text of a regular expression
 // (lowercased) when it is long enough to prefilter lines with; "" when a
-// line must always be tested.
+// line must always be tested. Escaped punctuation (\[, \.) counts as
+// literal; a leading \b is skipped.
 func literalAnchor(expr string) string {
-	if strings.ContainsRune(expr, '|') {
+	if topLevelAlternation(expr) {
 		return ""
 	}
-	var b strings.Builder
+	var b []byte
 	for i := 0; i < len(expr); i++ {
 		c := expr[i]
-		if c == '\\' && b.Len() == 0 && strings.HasPrefix(expr[i:], `\b`) {
-			i++ // a leading word boundary adds no text
-			continue
-		}
-		if strings.IndexByte(`\.+*?()[]{}^$`, c) >= 0 {
-			if (c == '?' || c == '*' || c == '{') && b.Len() > 0 {
-				s := b.String()
-				b.Reset()
-				b.WriteString(s[:len(s)-1])
+		if c == '\\' && i+1 < len(expr) {
+			n := expr[i+1]
+			switch {
+			case n == 'b' && len(b) == 0:
+				i++
+				continue
+			case !isAlnum(n):
+				if i+2 < len(expr) && strings.IndexByte("?*{", expr[i+2]) >= 0 {
+					break // the escaped char is optional: stop before it
+				}
+				b = append(b, n)
+				i++
+				continue
 			}
 			break
 		}
-		b.WriteByte(c)
+		if strings.IndexByte(`.+*?()[]{}^$|`, c) >= 0 {
+			if (c == '?' || c == '*' || c == '{') && len(b) > 0 {
+				b = b[:len(b)-1]
+			}
+			break
+		}
+		b = append(b, c)
 	}
-	if a := b.String(); len(a) >= 4 {
-		return strings.ToLower(a)
+	if len(b) >= 4 {
+		return strings.ToLower(string(b))
 	}
 	return ""
+}
+
+// topLevelAlternation reports a '|' outside groups and classes.
+func topLevelAlternation(expr string) bool {
+	depth, class := 0, false
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; {
+		case c == '\\':
+			i++
+		case class:
+			if c == ']' {
+				class = false
+			}
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			return true
+		}
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // match reports whether the line matches; lower is the line lowercased.

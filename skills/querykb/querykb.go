@@ -192,22 +192,25 @@ type Match struct {
 
 // matcher accumulates evidence per entry.
 type matcher struct {
-	s        *Skill
-	patHit   []map[int]bool // entry → patterns matched
-	tmplHit  []bool
-	lines    [][]skills.LineRef
-	hits     []int
-	firstWhy []map[int]string // entry → pattern → where first seen
-	tmplWhy  []string
-	buf      []byte
-	seen     []int32 // per anchor: line stamp, to dedupe within a line
-	stamp    int32
+	s          *Skill
+	patHit     []map[int]bool // entry → patterns matched
+	tmplHit    []bool
+	lines      [][]skills.LineRef
+	hits       []int
+	firstWhy   []map[int]string // entry → pattern → where first seen
+	tmplWhy    []string
+	buf        []byte
+	seen       []int32 // per anchor: line stamp, to dedupe within a line
+	entryStamp []int32 // per entry: line stamp of its last match
+	matched    []int   // entries matched by the current line
+	stamp      int32
 }
 
 func (s *Skill) newMatcher() *matcher {
 	n := len(s.entries)
 	m := &matcher{s: s, patHit: make([]map[int]bool, n), tmplHit: make([]bool, n), lines: make([][]skills.LineRef, n),
-		hits: make([]int, n), firstWhy: make([]map[int]string, n), tmplWhy: make([]string, n), seen: make([]int32, len(s.anchors))}
+		hits: make([]int, n), firstWhy: make([]map[int]string, n), tmplWhy: make([]string, n),
+		seen: make([]int32, len(s.anchors)), entryStamp: make([]int32, n)}
 	for i := range m.patHit {
 		m.patHit[i] = map[int]bool{}
 		m.firstWhy[i] = map[int]string{}
@@ -216,21 +219,28 @@ func (s *Skill) newMatcher() *matcher {
 }
 
 // line matches one line; where says where it came from ("app.log L12",
-// "the query").
+// "the query"; "" means file L<n>). It allocates only when the line
+// matches something.
 func (m *matcher) line(file string, n int, text, where string, withTemplate bool) {
 	m.stamp++
 	m.buf = lowerASCII(m.buf, text)
-	lower := string(m.buf)
-	matched := map[int]bool{}
+	m.matched = m.matched[:0]
+	hit := func(ei int) {
+		if m.entryStamp[ei] != m.stamp {
+			m.entryStamp[ei] = m.stamp
+			m.matched = append(m.matched, ei)
+		}
+	}
 	try := func(r patRef) {
 		p := m.s.entries[r.entry].patterns[r.pat]
-		if !p.match(text, lower) {
+		// A phrase is its own anchor: the automaton already matched it.
+		if p.re != nil && !p.re.MatchString(text) {
 			return
 		}
-		matched[r.entry] = true
+		hit(r.entry)
 		if !m.patHit[r.entry][r.pat] {
 			m.patHit[r.entry][r.pat] = true
-			m.firstWhy[r.entry][r.pat] = where
+			m.firstWhy[r.entry][r.pat] = whereOf(where, file, n)
 		}
 	}
 	m.s.ac.find(m.buf, func(id int32) {
@@ -250,20 +260,27 @@ func (m *matcher) line(file string, n int, text, where string, withTemplate bool
 				if ei < 0 {
 					continue
 				}
-				matched[ei] = true
+				hit(ei)
 				if !m.tmplHit[ei] {
 					m.tmplHit[ei] = true
-					m.tmplWhy[ei] = where
+					m.tmplWhy[ei] = whereOf(where, file, n)
 				}
 			}
 		}
 	}
-	for ei := range matched {
+	for _, ei := range m.matched {
 		m.hits[ei]++
 		if n > 0 && len(m.lines[ei]) < maxLinesPerEntry {
 			m.lines[ei] = append(m.lines[ei], skills.LineRef{File: file, Line: n, Text: text, Reason: "matches " + m.s.entries[ei].Title})
 		}
 	}
+}
+
+func whereOf(where, file string, n int) string {
+	if where != "" {
+		return where
+	}
+	return fmt.Sprintf("%s L%d", file, n)
 }
 
 func (s *Skill) index(id string) int {
@@ -306,7 +323,7 @@ func (s *Skill) Match(ctx context.Context, q Query) ([]Match, error) {
 	if q.File != nil {
 		name := q.File.Name
 		err := s.cfg.Scanner.Scan(ctx, q.File.Path, logscan.Options{}, func(n int, text string) error {
-			m.line(name, n, text, fmt.Sprintf("%s L%d", name, n), false)
+			m.line(name, n, text, "", false)
 			return nil
 		})
 		if err != nil {
