@@ -180,3 +180,20 @@ func TestExternalRunCancelled(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
+
+func TestRegistryDuplicate(t *testing.T) {
+	byName := loadTestSkills(t)
+	if _, err := NewRegistry(byName["fail"], byName["slow"], byName["fail"]); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("err = %v, want ErrDuplicate", err)
+	}
+	r, err := NewRegistry(byName["slow"], byName["fail"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Names(), ","); got != "fail,slow" {
+		t.Errorf("names %s", got)
+	}
+	if _, ok := r.Get("nope"); ok {
+		t.Error("Get of an unknown name")
+	}
+}

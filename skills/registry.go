@@ -1,9 +1,13 @@
 package skills
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
+
+// ErrDuplicate reports two skills with one name.
+var ErrDuplicate = errors.New("skill registered twice")
 
 // Registry is the set of skills the agent may call, built once at start-up
 // and read-only afterwards (safe for concurrent use).
@@ -18,7 +22,7 @@ func NewRegistry(list ...Skill) (*Registry, error) {
 	for _, s := range list {
 		name := s.Spec().Name
 		if _, dup := r.byName[name]; dup {
-			return nil, fmt.Errorf("skill %q registered twice", name)
+			return nil, fmt.Errorf("%w: %q", ErrDuplicate, name)
 		}
 		r.byName[name] = s
 		r.names = append(r.names, name)
