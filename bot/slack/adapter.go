@@ -33,6 +33,7 @@ type Adapter struct {
 	botUser   atomic.Value // string, U…
 	teamURL   atomic.Value // string, https://team.slack.com/
 	inbox     atomic.Pointer[inboxBox]
+	connected atomic.Bool // Socket Mode: the WebSocket is up
 	assistant *threadSet
 
 	// side runs best-effort Web API calls that events trigger (suggested
@@ -128,6 +129,21 @@ func (a *Adapter) identify(ctx context.Context) {
 	}
 	a.teamURL.Store(res.URL)
 	a.log.Info("slack: authenticated", "team_id", res.TeamID, "bot_user", res.UserID)
+}
+
+// ErrNotReady reports an adapter that cannot receive events right now.
+var ErrNotReady = errors.New("slack: not receiving events")
+
+// Ready reports whether events can arrive: Run has started and, in Socket
+// Mode, the WebSocket is connected. main serves it on /readyz.
+func (a *Adapter) Ready(context.Context) error {
+	if a.inbox.Load() == nil {
+		return fmt.Errorf("%w: not running", ErrNotReady)
+	}
+	if !a.cfg.HTTPMode() && !a.connected.Load() {
+		return fmt.Errorf("%w: Socket Mode is not connected", ErrNotReady)
+	}
+	return nil
 }
 
 func (a *Adapter) bot() string { return a.botUser.Load().(string) }

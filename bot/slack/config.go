@@ -60,8 +60,8 @@ type Config struct {
 	// means DefaultUpdateInterval; negative means no throttling (tests).
 	UpdateInterval time.Duration
 	// HTTPClient is used for Web API calls and downloads. Optional; zero
-	// means a client with a 60 s timeout for API calls and none for
-	// downloads (they are bounded by the caller's context).
+	// means a plain http.Client: every call is bounded by its context
+	// (downloads can be long, so no fixed timeout is set).
 	HTTPClient *http.Client
 	// Now is the clock used for signature timestamps. Optional (time.Now).
 	Now func() time.Time
@@ -120,7 +120,7 @@ func ConfigFromEnv(getenv func(string) string) (cfg Config, ok bool, err error) 
 // HTTPMode reports whether the configuration selects the HTTP Events API.
 func (c Config) HTTPMode() bool { return c.SigningSecret != "" }
 
-// validate checks c and fills in defaults.
+// withDefaults validates c and fills in the zero values.
 func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	if c.BotToken == "" {

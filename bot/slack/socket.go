@@ -30,6 +30,7 @@ func (a *Adapter) runSocket(ctx context.Context, in bot.Inbox) error {
 		cancel()
 	}()
 	defer wg.Wait()
+	defer a.connected.Store(false)
 
 	for {
 		select {
@@ -55,10 +56,13 @@ func (a *Adapter) runSocket(ctx context.Context, in bot.Inbox) error {
 func (a *Adapter) handleSocketEvent(ctx context.Context, evt socketmode.Event, ack func(socketmode.Request, ...any) error, in bot.Inbox) error {
 	switch evt.Type {
 	case socketmode.EventTypeConnecting:
+		a.connected.Store(false)
 		a.log.Debug("slack: socket mode connecting")
 	case socketmode.EventTypeConnected:
+		a.connected.Store(true)
 		a.log.Info("slack: socket mode connected")
-	case socketmode.EventTypeConnectionError:
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+		a.connected.Store(false)
 		a.log.Warn("slack: socket mode connection error; slack-go retries", "error", fmt.Sprint(evt.Data))
 	case socketmode.EventTypeInvalidAuth:
 		return fmt.Errorf("%w: Slack refused the app token (invalid_auth)", ErrConfig)

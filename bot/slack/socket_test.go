@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -71,6 +72,9 @@ func TestSocketModeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &lockedInbox{}
+	if err := ad.Ready(context.Background()); !errors.Is(err, ErrNotReady) {
+		t.Errorf("Ready before Run = %v, want ErrNotReady", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ad.Run(ctx, in) }()
@@ -85,6 +89,9 @@ func TestSocketModeEndToEnd(t *testing.T) {
 		t.Fatalf("no ack within 10 s; calls: %+v", fake.allCalls())
 	}
 	waitFor(t, "delivery", func() bool { return in.count() == 1 })
+	if err := ad.Ready(ctx); err != nil {
+		t.Errorf("Ready while connected = %v", err)
+	}
 	m := in.msgs[0]
 	if m.Text != "what broke?" || m.EventID != "EvSock" || !m.Mentioned || m.Platform != bot.PlatformSlack {
 		t.Errorf("delivered %+v", m)
