@@ -320,3 +320,21 @@ func BenchmarkScanFile(b *testing.B) {
 		}
 	}
 }
+
+// TestTemplateMatchWithEngine matches by the real miner's templates.
+func TestTemplateMatchWithEngine(t *testing.T) {
+	s, err := New(Config{Dir: filepath.Join("testdata", "kb"), NoBuiltin: true, Scanner: ScanFunc(skilltest.PlainScan)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.examples) == 0 {
+		t.Skip("the engine's TemplateOf gives no ids yet")
+	}
+	ms, err := s.Match(context.Background(), Query{Lines: []string{"L88: ledger sync: replica 12 is 7 batches behind"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Entry.ID != "ledger-lag" {
+		t.Errorf("template match with the engine's miner: %v", ids(ms))
+	}
+}
