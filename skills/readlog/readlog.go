@@ -168,8 +168,26 @@ func (s *Skill) plan(a args) (query, *skills.Result) {
 			q.match = re.MatchString
 			q.desc = append(q.desc, fmt.Sprintf("matching /%s/", a.Pattern))
 		} else {
-			needle := strings.ToLower(a.Pattern)
-			q.match = func(line string) bool { return strings.Contains(strings.ToLower(line), needle) }
+			// "timeout|refused" means either keyword, as grep -E users expect.
+			var needles []string
+			for _, n := range strings.Split(a.Pattern, "|") {
+				if n = strings.ToLower(n); strings.TrimSpace(n) != "" {
+					needles = append(needles, n)
+				}
+			}
+			if len(needles) == 0 {
+				r := skills.Errorf("pattern %q has no keyword", a.Pattern)
+				return q, &r
+			}
+			q.match = func(line string) bool {
+				l := strings.ToLower(line)
+				for _, n := range needles {
+					if strings.Contains(l, n) {
+						return true
+					}
+				}
+				return false
+			}
 			q.desc = append(q.desc, fmt.Sprintf("containing %q", a.Pattern))
 		}
 	}

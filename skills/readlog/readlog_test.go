@@ -51,6 +51,8 @@ func TestReadLog(t *testing.T) {
 		want   []string // substrings of Output
 	}{
 		{"keyword", `{"file":"app.log","pattern":"TIMED OUT"}`, "ok", []int{12, 13, 23, 33}, []string{`containing "TIMED OUT": 4 matching`, "L13: java.net.SocketTimeoutException: Read timed out"}},
+		{"keyword alternatives", `{"file":"app.log","pattern":"read timed out|HikariPool"}`, "ok", []int{13, 23}, nil},
+		{"only bars", `{"file":"app.log","pattern":"||"}`, "error", nil, []string{"has no keyword"}},
 		{"regex", `{"file":"app.log","pattern":"request \\w+ timed out","regex":true}`, "ok", []int{12, 33}, []string{"matching /request \\w+ timed out/"}},
 		{"bad regex", `{"file":"app.log","pattern":"(timed","regex":true}`, "error", nil, []string{"not a valid regular expression", `"regex": false`}},
 		{"level error keeps stack trace", `{"file":"app.log","level":"error"}`, "ok", []int{12, 13, 14, 15, 33}, []string{"at level error or above: 5 matching"}},
