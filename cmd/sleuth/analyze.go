@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/sleuth-bot/sleuth/skills/logscan"
@@ -19,6 +21,18 @@ const (
 	exitInput = 1 // bad input: missing, empty, binary, corrupted file
 	exitUsage = 2 // bad flags
 )
+
+// cliMemoryLimit is the soft heap limit of the one-shot analyze and
+// templates commands (unless GOMEMLIMIT is set): the engine's live data is
+// bounded, this keeps the garbage collector's headroom inside the 256 MB
+// peak RSS target for inputs of any size.
+const cliMemoryLimit = 160 << 20
+
+func setCLIMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cliMemoryLimit)
+	}
+}
 
 // cmdAnalyze runs `sleuth analyze FILE... [--json] [--top N] [--baseline GOOD]`.
 func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -47,6 +61,7 @@ func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "sleuth analyze: --top must be positive")
 		return exitUsage
 	}
+	setCLIMemoryLimit()
 	rep, err := logscan.Analyze(ctx, files, logscan.Options{Top: *top, Baseline: *baseline, MaxLineBytes: *maxLine})
 	if err != nil {
 		fmt.Fprintf(stderr, "sleuth analyze: %s\n", oneLine(err))
@@ -85,6 +100,7 @@ func cmdTemplates(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fs.Usage()
 		return exitUsage
 	}
+	setCLIMemoryLimit()
 	if *jsonl {
 		if err := logscan.WriteTemplatesJSONL(ctx, files[0], logscan.Options{}, stdout); err != nil {
 			fmt.Fprintf(stderr, "sleuth templates: %s\n", oneLine(err))

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,6 +168,9 @@ func grepTime(b *testing.B, path string) time.Duration {
 func BenchmarkAnalyze1GB(b *testing.B) {
 	path, size := benchFile(b)
 	g := grepTime(b, path)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(160 << 20) // as the sleuth CLI does
+	}
 	runtime.GC()
 	resetPeakRSS()
 	b.ResetTimer()
