@@ -155,7 +155,8 @@ func Load(path string) (defs []Def, problems []error) {
 			problems = append(problems, fmt.Errorf("jobs file %s: %w", path, err))
 		}
 	}
-	return Merge(Builtins(), user)
+	defs, more := Merge(Builtins(), user)
+	return defs, append(problems, more...)
 }
 
 // Parse reads definitions from YAML: a document with a "jobs" list, or a
