@@ -51,11 +51,18 @@ type masker struct {
 	out      []byte
 	lastWild bool // the last emitted word was exactly "<*>"
 	pieceW   bool // the last emitted piece ended in a wildcard + punctuation only
+	// kept lists the pieces holding digits that were copied into out as
+	// written (byte spans of the message); the skeleton cache compares them.
+	kept []span
 }
+
+// span is a byte range [start, end).
+type span struct{ start, end int32 }
 
 // mask writes the masked form of msg into m.out (reset first).
 func (m *masker) mask(msg string) []byte {
 	m.out = m.out[:0]
+	m.kept = m.kept[:0]
 	m.lastWild, m.pieceW = false, false
 	n := len(msg)
 	cut := false
@@ -83,10 +90,10 @@ func (m *masker) mask(msg string) []byte {
 				}
 			}
 		}
-		m.word(msg[s:i])
+		m.word(msg[s:i], s)
 	}
 	if cut {
-		m.word(wild)
+		m.word(wild, -1)
 	}
 	return m.out
 }
@@ -141,8 +148,9 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-// word masks one white-space separated word.
-func (m *masker) word(w string) {
+// word masks one white-space separated word; off is its offset in the
+// message (-1 when it is not from the message).
+func (m *masker) word(w string, off int) {
 	special := uint8(0)
 	for i := 0; i < len(w); i++ {
 		special |= byteClass[w[i]]
@@ -226,15 +234,20 @@ func (m *masker) word(w string) {
 		for q < len(w) && isPieceDelim(w[q]) {
 			q++
 		}
-		m.piece(w[p:q], first, afterEq)
+		po := -1
+		if off >= 0 {
+			po = off + p
+		}
+		m.piece(w[p:q], first, afterEq, po)
 		first = false
 		p = q
 	}
 	m.lastWild = false
 }
 
-// piece masks one piece of a word; first tells whether it starts the word.
-func (m *masker) piece(pc string, first, afterEq bool) {
+// piece masks one piece of a word; first tells whether it starts the word;
+// off is its offset in the message.
+func (m *masker) piece(pc string, first, afterEq bool, off int) {
 	a, b := 0, len(pc)
 	for a < b && isOpenPunct(pc[a]) {
 		a++
@@ -258,6 +271,9 @@ func (m *masker) piece(pc string, first, afterEq bool) {
 	if !isVar {
 		m.out = append(m.out, pc...)
 		m.pieceW = false
+		if off >= 0 && hasDigit(pc) {
+			m.kept = append(m.kept, span{int32(off), int32(off + len(pc))})
+		}
 		return
 	}
 	m.out = append(m.out, pc[:a]...)

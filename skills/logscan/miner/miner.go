@@ -124,8 +124,7 @@ type Miner struct {
 	clusters []*cluster
 	buckets  map[bucketKey][]int32
 	catchAll int32 // cluster id of the catch-all, -1 until needed
-	lastKey  []byte
-	lastLeaf int32
+	skel     skelCache
 	finished bool
 	final    []int32     // cluster -> final template index after Finish
 	finals   []*Template // distinct final templates
@@ -139,7 +138,6 @@ func New() *Miner {
 		leafIdx:  map[string]int32{},
 		buckets:  map[bucketKey][]int32{},
 		catchAll: -1,
-		lastLeaf: -1,
 	}
 }
 
@@ -148,16 +146,30 @@ func New() *Miner {
 // share one template (they are the distinct masked shapes). Add after
 // Finish is allowed; call Finish again to refresh the merges.
 func (m *Miner) Add(msg string) int {
-	key := m.mk.mask(msg)
-	if m.lastLeaf >= 0 && string(key) == string(m.lastKey) {
-		m.leaves[m.lastLeaf].count++
-		return int(m.lastLeaf)
+	c := &m.skel
+	var cacheable bool
+	c.buf, c.words, cacheable = skeleton(c.buf[:0], c.words[:0], msg)
+	if cacheable {
+		if id, ok := c.lookup(msg); ok {
+			m.leaves[id].count++
+			return int(id)
+		}
 	}
+	id, real := m.addMasked(msg)
+	if cacheable && real {
+		c.store(msg, m.mk.kept, id)
+	}
+	return int(id)
+}
+
+// addMasked masks msg and finds or creates its leaf; real is false for an
+// overflow leaf (past MaxLeaves), which the skeleton cache must not keep.
+func (m *Miner) addMasked(msg string) (id int32, real bool) {
+	key := m.mk.mask(msg)
 	id, ok := m.leafIdx[string(key)]
 	if ok {
 		m.leaves[id].count++
-		m.remember(key, id)
-		return int(id)
+		return id, true
 	}
 	toks, glued := splitKey(string(key), m.tokBuf[:0], m.glueBuf[:0])
 	m.tokBuf, m.glueBuf = toks[:0], glued[:0]
@@ -170,19 +182,12 @@ func (m *Miner) Add(msg string) int {
 			m.leaves = append(m.leaves, leaf{cluster: c})
 		}
 		m.leaves[cl.over].count++
-		return int(cl.over)
+		return cl.over, false
 	}
-	ks := string(key)
 	id = int32(len(m.leaves))
 	m.leaves = append(m.leaves, leaf{cluster: c, count: 1, toks: append([]string(nil), toks...)})
-	m.leafIdx[ks] = id
-	m.remember(key, id)
-	return int(id)
-}
-
-func (m *Miner) remember(key []byte, id int32) {
-	m.lastKey = append(m.lastKey[:0], key...)
-	m.lastLeaf = id
+	m.leafIdx[string(key)] = id
+	return id, true
 }
 
 // splitKey splits a masked key into pieces and glue flags.
