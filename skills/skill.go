@@ -148,6 +148,19 @@ type Skill interface {
 	Run(ctx context.Context, c Call) (Result, error)
 }
 
+// DecodeArgs unmarshals a call's (validated) arguments into v. When they
+// do not fit, it returns an error result naming the expected parameters
+// and ok false.
+func DecodeArgs(spec Spec, raw json.RawMessage, v any) (r Result, ok bool) {
+	if len(raw) == 0 {
+		return Result{}, true
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return Errorf("arguments: %v. Expected parameters: %s", err, SchemaHint(spec.Parameters)), false
+	}
+	return Result{}, true
+}
+
 // Errorf returns an error result with a hint for the model.
 func Errorf(format string, args ...any) Result {
 	return Result{Status: StatusError, Output: sprintf(format, args...)}

@@ -128,3 +128,24 @@ func TestSchemaHint(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeArgs(t *testing.T) {
+	spec, err := ParseSpec([]byte(testSchemaMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		File string `json:"file"`
+		Line int    `json:"line"`
+	}
+	if _, ok := DecodeArgs(spec, json.RawMessage(`{"file":"a.log","line":3}`), &a); !ok || a.File != "a.log" || a.Line != 3 {
+		t.Errorf("decoded %+v", a)
+	}
+	r, ok := DecodeArgs(spec, json.RawMessage(`{"line":"x"}`), &a)
+	if ok || r.Status != StatusError || !strings.Contains(r.Output, "Expected parameters: ") || !strings.Contains(r.Output, "file (string, required)") {
+		t.Errorf("bad args: %v %+v", ok, r)
+	}
+	if _, ok := DecodeArgs(spec, nil, &a); !ok {
+		t.Error("no args must decode to the zero value")
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/internal/engine"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -44,17 +45,10 @@ const (
 )
 
 // Analyzer runs the log engine (logscan.Analyze's shape).
-type Analyzer interface {
-	Analyze(ctx context.Context, paths []string, opt logscan.Options) (*logscan.Report, error)
-}
+type Analyzer = engine.Analyzer
 
 // AnalyzeFunc adapts a function to Analyzer.
-type AnalyzeFunc func(ctx context.Context, paths []string, opt logscan.Options) (*logscan.Report, error)
-
-// Analyze calls f.
-func (f AnalyzeFunc) Analyze(ctx context.Context, paths []string, opt logscan.Options) (*logscan.Report, error) {
-	return f(ctx, paths, opt)
-}
+type AnalyzeFunc = engine.AnalyzeFunc
 
 // Config configures the skill. The zero value is usable.
 type Config struct {
@@ -127,10 +121,8 @@ type args struct {
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	start := time.Now()
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf("arguments: %v. Expected: %s", err, skills.SchemaHint(s.spec.Parameters)), nil
-		}
+	if r, ok := skills.DecodeArgs(s.spec, c.Args, &a); !ok {
+		return r, nil
 	}
 	if a.Top <= 0 {
 		a.Top = DefaultTop
@@ -142,7 +134,7 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	}
 	rep, cached, err := s.report(ctx, f, c.Env.Workspace)
 	if err != nil {
-		if r, ok := InputError(f.Name, err); ok {
+		if r, ok := engine.InputError("analyse", f.Name, err); ok {
 			return r, nil
 		}
 		return skills.Result{}, fmt.Errorf("analyze-log %s: %w", f.Name, err)
@@ -295,15 +287,4 @@ func saveDisk(workspace, key string, rep *logscan.Report) {
 	if err != nil {
 		slog.Warn("analyze-log: cannot cache the report", "error", err)
 	}
-}
-
-// InputError turns the engine's input errors (empty, binary, too large,
-// corrupt …) into error results the model can relay to the user.
-func InputError(name string, err error) (skills.Result, bool) {
-	for _, e := range []error{logscan.ErrEmpty, logscan.ErrBinary, logscan.ErrTooLarge, logscan.ErrBomb, logscan.ErrCorrupt, logscan.ErrNotFile, logscan.ErrNoTextLog} {
-		if errors.Is(err, e) {
-			return skills.Errorf("cannot analyse %s: %v; tell the user and ask for a text log", name, e), true
-		}
-	}
-	return skills.Result{}, false
 }

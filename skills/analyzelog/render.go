@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/internal/engine"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -133,13 +133,7 @@ func levelName(l string) string {
 	return l
 }
 
-func cut(s string) string {
-	if utf8.RuneCountInString(s) <= maxTextChars {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxTextChars]) + fmt.Sprintf("…[+%d chars]", len(r)-maxTextChars)
-}
+func cut(s string) string { return engine.Cut(s, maxTextChars) }
 
 func humanBytes(n int64) string {
 	switch {

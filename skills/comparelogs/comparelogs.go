@@ -5,15 +5,14 @@ package comparelogs
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/internal/engine"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -27,30 +26,16 @@ const DefaultTop = 10
 const maxTextChars = 240
 
 // Analyzer runs the log engine (logscan.Analyze's shape).
-type Analyzer interface {
-	Analyze(ctx context.Context, paths []string, opt logscan.Options) (*logscan.Report, error)
-}
+type Analyzer = engine.Analyzer
 
 // AnalyzeFunc adapts a function to Analyzer.
-type AnalyzeFunc func(ctx context.Context, paths []string, opt logscan.Options) (*logscan.Report, error)
-
-// Analyze calls f.
-func (f AnalyzeFunc) Analyze(ctx context.Context, paths []string, opt logscan.Options) (*logscan.Report, error) {
-	return f(ctx, paths, opt)
-}
+type AnalyzeFunc = engine.AnalyzeFunc
 
 // Scanner streams the lines of a file (logscan.Scan's shape).
-type Scanner interface {
-	Scan(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-}
+type Scanner = engine.Scanner
 
 // ScanFunc adapts a function to Scanner.
-type ScanFunc func(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-
-// Scan calls f.
-func (f ScanFunc) Scan(ctx context.Context, path string, opt logscan.Options, fn func(int, string) error) error {
-	return f(ctx, path, opt, fn)
-}
+type ScanFunc = engine.ScanFunc
 
 // Config configures the skill. The zero value is usable.
 type Config struct {
@@ -94,10 +79,8 @@ type args struct {
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	start := time.Now()
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf("arguments: %v. Expected: %s", err, skills.SchemaHint(s.spec.Parameters)), nil
-		}
+	if r, ok := skills.DecodeArgs(s.spec, c.Args, &a); !ok {
+		return r, nil
 	}
 	if a.Top <= 0 {
 		a.Top = DefaultTop
@@ -121,10 +104,8 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	}
 	rep, err := s.cfg.Analyzer.Analyze(ctx, []string{target.Path}, logscan.Options{Baseline: base.Path, Top: a.Top})
 	if err != nil {
-		for _, e := range []error{logscan.ErrEmpty, logscan.ErrBinary, logscan.ErrTooLarge, logscan.ErrBomb, logscan.ErrCorrupt, logscan.ErrNotFile, logscan.ErrNoTextLog} {
-			if errors.Is(err, e) {
-				return skills.Errorf("cannot compare %s with %s: %v", target.Name, base.Name, err), nil
-			}
+		if r, ok := engine.InputError("compare", target.Name+" with "+base.Name, err); ok {
+			return r, nil
 		}
 		return skills.Result{}, fmt.Errorf("compare-logs: %w", err)
 	}
@@ -255,10 +236,4 @@ func weight(c logscan.Change, kind string) int64 {
 	return c.Before - c.After
 }
 
-func cut(s string) string {
-	if utf8.RuneCountInString(s) <= maxTextChars {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxTextChars]) + fmt.Sprintf("…[+%d chars]", len(r)-maxTextChars)
-}
+func cut(s string) string { return engine.Cut(s, maxTextChars) }

@@ -6,7 +6,6 @@ package generatereport
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/internal/engine"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -24,17 +24,10 @@ var skillMD []byte
 const maxLineChars = 240
 
 // Scanner streams the lines of a file (logscan.Scan's shape).
-type Scanner interface {
-	Scan(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-}
+type Scanner = engine.Scanner
 
 // ScanFunc adapts a function to Scanner.
-type ScanFunc func(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-
-// Scan calls f.
-func (f ScanFunc) Scan(ctx context.Context, path string, opt logscan.Options, fn func(int, string) error) error {
-	return f(ctx, path, opt, fn)
-}
+type ScanFunc = engine.ScanFunc
 
 // Config configures the skill. The zero value is usable.
 type Config struct {
@@ -92,10 +85,8 @@ type Checked struct {
 // marked in the report, not dropped; the status stays ok.
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	var in Input
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &in); err != nil {
-			return skills.Errorf("arguments: %v. Expected: %s", err, skills.SchemaHint(s.spec.Parameters)), nil
-		}
+	if r, ok := skills.DecodeArgs(s.spec, c.Args, &in); !ok {
+		return r, nil
 	}
 	if strings.TrimSpace(in.Conclusion) == "" {
 		return skills.Errorf("conclusion is empty; state the cause (or your best hypothesis) in two or three sentences"), nil
@@ -296,10 +287,5 @@ func strconvQuote(s string) string {
 	return "“" + s + "”"
 }
 
-func cut(s string) string {
-	s = strings.ReplaceAll(s, "`", "'")
-	if utf8.RuneCountInString(s) <= maxLineChars {
-		return s
-	}
-	return string([]rune(s)[:maxLineChars]) + "…"
-}
+// cut shortens a line for an inline code span (no backticks inside).
+func cut(s string) string { return engine.Cut(strings.ReplaceAll(s, "`", "'"), maxLineChars) }

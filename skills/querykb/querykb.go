@@ -7,7 +7,6 @@ package querykb
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/internal/engine"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -41,17 +41,10 @@ const (
 )
 
 // Scanner streams the lines of a file (logscan.Scan's shape).
-type Scanner interface {
-	Scan(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-}
+type Scanner = engine.Scanner
 
 // ScanFunc adapts a function to Scanner.
-type ScanFunc func(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-
-// Scan calls f.
-func (f ScanFunc) Scan(ctx context.Context, path string, opt logscan.Options, fn func(int, string) error) error {
-	return f(ctx, path, opt, fn)
-}
+type ScanFunc = engine.ScanFunc
 
 // Templater masks a line to its template (logscan.TemplateOf's shape).
 type Templater interface {
@@ -413,10 +406,8 @@ type args struct {
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	start := time.Now()
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf("arguments: %v. Expected: %s", err, skills.SchemaHint(s.spec.Parameters)), nil
-		}
+	if r, ok := skills.DecodeArgs(s.spec, c.Args, &a); !ok {
+		return r, nil
 	}
 	if strings.TrimSpace(a.Query) == "" && len(a.Lines) == 0 && a.File == "" {
 		return skills.Errorf("give a query (words or an error message), lines (log lines to match) or file (an attached file to scan)"), nil
@@ -431,10 +422,8 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	}
 	matches, err := s.Match(ctx, q)
 	if err != nil {
-		for _, e := range []error{logscan.ErrEmpty, logscan.ErrBinary, logscan.ErrTooLarge, logscan.ErrBomb, logscan.ErrCorrupt, logscan.ErrNotFile, logscan.ErrNoTextLog} {
-			if errors.Is(err, e) {
-				return skills.Errorf("cannot scan %s: %v", a.File, e), nil
-			}
+		if r, ok := engine.InputError("scan", a.File, err); ok {
+			return r, nil
 		}
 		return skills.Result{}, fmt.Errorf("query-issue-kb: %w", err)
 	}

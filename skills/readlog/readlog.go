@@ -6,15 +6,14 @@ package readlog
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/internal/engine"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 	"github.com/sleuth-bot/sleuth/skills/logscan/miner"
 )
@@ -32,17 +31,10 @@ const (
 )
 
 // Scanner streams the lines of a file (logscan.Scan's shape).
-type Scanner interface {
-	Scan(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-}
+type Scanner = engine.Scanner
 
 // ScanFunc adapts a function to Scanner.
-type ScanFunc func(ctx context.Context, path string, opt logscan.Options, fn func(line int, text string) error) error
-
-// Scan calls f.
-func (f ScanFunc) Scan(ctx context.Context, path string, opt logscan.Options, fn func(int, string) error) error {
-	return f(ctx, path, opt, fn)
-}
+type ScanFunc = engine.ScanFunc
 
 // Config configures the skill. The zero value is usable.
 type Config struct {
@@ -108,10 +100,8 @@ type args struct {
 // range, unreadable time) are error results with a hint.
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf("arguments: %v. Expected: %s", err, skills.SchemaHint(s.spec.Parameters)), nil
-		}
+	if r, ok := skills.DecodeArgs(s.spec, c.Args, &a); !ok {
+		return r, nil
 	}
 	f, ok := c.Env.FileByName(a.File)
 	if !ok {
@@ -124,7 +114,7 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	start := time.Now()
 	out, err := s.read(ctx, f, q)
 	if err != nil {
-		if r, ok := inputError(f.Name, err); ok {
+		if r, ok := engine.InputError("read", f.Name, err); ok {
 			return r, nil
 		}
 		return skills.Result{}, fmt.Errorf("read-log %s: %w", f.Name, err)
@@ -303,8 +293,8 @@ func (s *Skill) read(ctx context.Context, f skills.File, q query) (*outcome, err
 			}
 			return
 		}
-		text, cut := cutLine(sl.text, s.cfg.MaxLineChars)
-		if cut {
+		text := engine.Cut(sl.text, s.cfg.MaxLineChars)
+		if text != sl.text {
 			o.cutChars++
 		}
 		sl.text = text
@@ -443,23 +433,4 @@ func (s *Skill) result(o *outcome, f skills.File, q query, took time.Duration) s
 		fmt.Fprintf(&b, "[%d long lines cut to %d characters]\n", o.cutChars, s.cfg.MaxLineChars)
 	}
 	return skills.Result{Status: skills.StatusOK, Output: strings.TrimRight(b.String(), "\n"), Lines: lines, Metadata: meta}
-}
-
-func cutLine(s string, max int) (string, bool) {
-	if utf8.RuneCountInString(s) <= max {
-		return s, false
-	}
-	r := []rune(s)
-	return string(r[:max]) + fmt.Sprintf("…[+%d chars]", len(r)-max), true
-}
-
-// inputError turns the engine's input errors into results the model can
-// relay to the user.
-func inputError(name string, err error) (skills.Result, bool) {
-	for _, e := range []error{logscan.ErrEmpty, logscan.ErrBinary, logscan.ErrTooLarge, logscan.ErrBomb, logscan.ErrCorrupt, logscan.ErrNotFile, logscan.ErrNoTextLog} {
-		if errors.Is(err, e) {
-			return skills.Errorf("cannot read %s: %v", name, e), true
-		}
-	}
-	return skills.Result{}, false
 }

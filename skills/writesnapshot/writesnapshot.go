@@ -5,7 +5,6 @@ package writesnapshot
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -77,10 +76,8 @@ type args struct {
 // Run writes or reads notes. A store failure is a Go error.
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf("arguments: %v. Expected: %s", err, skills.SchemaHint(s.spec.Parameters)), nil
-		}
+	if r, ok := skills.DecodeArgs(s.spec, c.Args, &a); !ok {
+		return r, nil
 	}
 	if c.Env.SessionKey == "" {
 		return skills.Result{}, errors.New("write-snapshot: the call has no session")
