@@ -102,9 +102,12 @@ func (a *Adapter) normalise(ev *larkim.P2MessageReceiveV1, botID string) (bot.Me
 	msg, sender := ev.Event.Message, ev.Event.Sender
 	var m bot.Message
 	m.Platform = bot.PlatformFeishu
+	// A self-built app lives in exactly one tenant, so the app id names
+	// the tenant; unlike the event's tenant_key it is known before the
+	// first event, which scheduled digests need to seed their threads.
+	m.Tenant = a.Tenant()
 	if ev.EventV2Base != nil && ev.EventV2Base.Header != nil {
 		m.EventID = ev.EventV2Base.Header.EventID
-		m.Tenant = ev.EventV2Base.Header.TenantKey
 	}
 	if sender != nil {
 		if t := str(sender.SenderType); t != "" && t != "user" {
@@ -112,9 +115,6 @@ func (a *Adapter) normalise(ev *larkim.P2MessageReceiveV1, botID string) (bot.Me
 		}
 		if sender.SenderId != nil {
 			m.User = str(sender.SenderId.OpenId)
-		}
-		if m.Tenant == "" {
-			m.Tenant = str(sender.TenantKey)
 		}
 	}
 	if m.User == "" || (botID != "" && m.User == botID) {
@@ -336,3 +336,7 @@ func (s *seenSet) remove(id string) {
 	defer s.mu.Unlock()
 	delete(s.set, id)
 }
+
+// Tenant returns the tenant id used in session keys and memory scopes:
+// the app id (a self-built app belongs to one tenant).
+func (a *Adapter) Tenant() string { return a.cfg.AppID }

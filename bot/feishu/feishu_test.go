@@ -122,7 +122,7 @@ func TestMentionWithFileGetsThreadedCardWithEvidence(t *testing.T) {
 	if m.Text != "why did the deploy fail?" || !m.Mentioned || m.DM {
 		t.Errorf("message = %+v", m)
 	}
-	if m.Thread != "om_q" || m.Channel != "oc_chat" || m.Tenant != "tenant_1" || m.EventID != "ev_1" || m.User != "ou_alice" {
+	if m.Thread != "om_q" || m.Channel != "oc_chat" || m.Tenant != h.a.Tenant() || m.Tenant == "" || m.EventID != "ev_1" || m.User != "ou_alice" {
 		t.Errorf("ids = %+v", m)
 	}
 	if len(m.Attachments) != 1 || m.Attachments[0].MessageID != "om_file" || m.Attachments[0].Name != "app.log" {
@@ -239,7 +239,7 @@ func TestRedeliveredEventProducesOneReply(t *testing.T) {
 		t.Errorf("restarted adapter sent %d messages", len(s))
 	}
 	m := h.runner.turns[0].Message
-	if !m.DM || m.SessionKey() != "feishu/tenant_1/dm/ou_alice" {
+	if !m.DM || m.SessionKey() != "feishu/"+h.a.Tenant()+"/dm/ou_alice" {
 		t.Errorf("DM message %+v key %q", m, m.SessionKey())
 	}
 }

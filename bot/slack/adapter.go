@@ -32,6 +32,7 @@ type Adapter struct {
 	// identity, learnt from Config, auth.test or event authorizations.
 	botUser   atomic.Value // string, U…
 	teamURL   atomic.Value // string, https://team.slack.com/
+	teamID    atomic.Value // string, T…
 	inbox     atomic.Pointer[inboxBox]
 	connected atomic.Bool // Socket Mode: the WebSocket is up
 	assistant *threadSet
@@ -128,7 +129,15 @@ func (a *Adapter) identify(ctx context.Context) {
 		a.botUser.Store(res.UserID)
 	}
 	a.teamURL.Store(res.URL)
+	a.teamID.Store(res.TeamID)
 	a.log.Info("slack: authenticated", "team_id", res.TeamID, "bot_user", res.UserID)
+}
+
+// Tenant returns the workspace (team) id, as in the messages' Tenant, once
+// auth.test has answered; "" before.
+func (a *Adapter) Tenant() string {
+	id, _ := a.teamID.Load().(string)
+	return id
 }
 
 // ErrNotReady reports an adapter that cannot receive events right now.
