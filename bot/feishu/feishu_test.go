@@ -131,7 +131,7 @@ func TestMentionWithFileGetsThreadedCardWithEvidence(t *testing.T) {
 	if read != testLog {
 		t.Errorf("runner read %q", read)
 	}
-	if turn.SessionKey != "feishu/tenant_1/oc_chat/om_q" {
+	if turn.SessionKey != "feishu/"+h.a.Tenant()+"/oc_chat/om_q" {
 		t.Errorf("session key %q", turn.SessionKey)
 	}
 
