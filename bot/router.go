@@ -388,3 +388,11 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 func (l *limitedReader) Close() error { return l.rc.Close() }
+
+// Busy reports whether any turn is queued or running; low-priority jobs
+// wait while it is true.
+func (r *Router) Busy() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sessions) > 0
+}

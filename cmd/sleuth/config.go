@@ -190,3 +190,10 @@ func loadConfig(e *env) (Config, error) {
 
 // LLMEnabled reports whether a model is configured.
 func (c Config) LLMEnabled() bool { return c.LLMModel != "" }
+
+// lookupResolved is a lookup over the same environment with NAME_FILE
+// secrets resolved, for packages that read variables themselves.
+func (e *env) lookupResolved(name string) (string, bool) {
+	v := e.get(name)
+	return v, v != ""
+}

@@ -26,8 +26,8 @@ plus the platform and data settings of serve.
 
 // buildJobs builds the scheduler with the same wiring as serve (database,
 // adapters, skills, sessions) without starting it; the returned func
-// releases what it opened. main sets it.
-var buildJobs func(ctx context.Context) (*jobs.Scheduler, func(), error)
+// releases what it opened. Tests replace it.
+var buildJobs = jobsFromEnv
 
 // cmdJobs runs "sleuth jobs list|run|history".
 func cmdJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {

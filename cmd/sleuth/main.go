@@ -71,4 +71,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // subcommands maps the remaining subcommands to their entry points.
 var subcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"memory": cmdMemory,
+	"eval":   cmdEval,
+	"jobs":   cmdJobs,
+	"skills": cmdSkills,
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sleuth-bot/sleuth/agent"
 	"github.com/sleuth-bot/sleuth/bot"
 	"github.com/sleuth-bot/sleuth/bot/local"
+	"github.com/sleuth-bot/sleuth/jobs"
 	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
 )
@@ -33,8 +34,9 @@ type core struct {
 	longTerm memory.LongTerm // nil when long-term memory is off
 	registry *skills.Registry
 	agent    *agent.Agent
-	brain    string // what answers: "offline" or provider/model
-	memName  string // long-term backend in words
+	jobs     *jobs.Scheduler // nil until started
+	brain    string          // what answers: "offline" or provider/model
+	memName  string          // long-term backend in words
 	closers  []func() error
 }
 
@@ -61,17 +63,17 @@ func buildCore(ctx context.Context, cfg Config, e *env, log *slog.Logger) (*core
 		c.Close()
 		return nil, err
 	}
+	brain, err := buildBrain(ctx, c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	reg, err := buildSkills(ctx, c)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	c.registry = reg
-	brain, err := buildBrain(ctx, c)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
 	a, err := agent.New(agent.Config{
 		Registry:           reg,
 		Sessions:           c.sessions,
