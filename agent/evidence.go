@@ -95,6 +95,16 @@ func (a *Agent) verifyEvidence(ctx context.Context, answer string, files []skill
 	return b.String(), evidence
 }
 
+// cutMarkerRE is the engine's mark of a cut line, "…[+35 chars]".
+var cutMarkerRE = regexp.MustCompile(`…\[\+\d+ chars\]`)
+
+// tidyCutMarkers turns the engine's "…[+35 chars]" into a plain "…", which
+// readers and the evidence check both take as "the rest of the line": a
+// quoted prefix then verifies against the full line.
+func tidyCutMarkers(answer string) string {
+	return cutMarkerRE.ReplaceAllString(answer, "…")
+}
+
 func redactLine(s string) (string, int) {
 	n := 0
 	return redactText(s, &n), n
@@ -102,10 +112,19 @@ func redactLine(s string) (string, int) {
 
 // findCitations finds cited lines and resolves a bare L123 to the file
 // named nearest before it (same line first), or the only file.
+//
+// The agent's own saved outputs (output-step2-read-log.txt) can be named
+// explicitly, but they do not count as attachments for the "only file"
+// rule: a follow-up that saved an output still resolves a bare L37 to the
+// one attached log.
 func findCitations(answer string, files []skills.File) []citation {
 	names := map[string]string{}
+	var attached []string
 	for _, f := range files {
 		names[strings.ToLower(f.Name)] = f.Name
+		if !isAgentOutput(f.Name) {
+			attached = append(attached, f.Name)
+		}
 	}
 	var out []citation
 	lastFile := ""
@@ -134,8 +153,8 @@ func findCitations(answer string, files []skills.File) []citation {
 			if file == "" {
 				file = lastFile
 			}
-			if file == "" && len(files) == 1 {
-				file = files[0].Name
+			if file == "" && len(attached) == 1 {
+				file = attached[0]
 			}
 		}
 		line, err := strconv.Atoi(answer[m[4]:m[5]])

@@ -344,14 +344,35 @@ func (r *run) writeMemories(ctx context.Context, answer string) {
 	}
 }
 
-// conclusion is the first sentence-like line of an answer, without markup.
+// conclusion is the answer's "Conclusion:" paragraph when it has one,
+// else its first sentence-like line, without markup and without line
+// numbers (a memory outlives the thread's attachments).
 func conclusion(answer string) string {
-	for _, line := range strings.Split(answer, "\n") {
+	lines := strings.Split(answer, "\n")
+	for i, line := range lines {
+		t := strings.TrimSpace(strings.ReplaceAll(line, "**", ""))
+		rest, ok := strings.CutPrefix(t, "Conclusion:")
+		if !ok {
+			continue
+		}
+		parts := []string{strings.TrimSpace(rest)}
+		for _, next := range lines[i+1:] {
+			n := strings.TrimSpace(next)
+			if n == "" || strings.HasPrefix(n, "**") {
+				break
+			}
+			parts = append(parts, n)
+		}
+		if c := stripCitations(strings.Join(parts, " ")); c != "" {
+			return truncate(c, 300)
+		}
+	}
+	for _, line := range lines {
 		t := strings.TrimSpace(strings.Trim(strings.TrimSpace(line), "#*_>"))
 		if t == "" || strings.HasPrefix(t, "I could not") {
 			continue
 		}
-		return truncate(t, 300)
+		return truncate(stripCitations(t), 300)
 	}
 	return ""
 }

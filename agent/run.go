@@ -166,7 +166,7 @@ func (r *run) env() skills.Env {
 // finish applies the evidence guardrail, notes recurring incidents and the
 // fallback, and writes the turn and memories.
 func (r *run) finish(ctx context.Context, answer string, ask bool) bot.Reply {
-	answer = redactText(answer, &r.redactions)
+	answer = tidyCutMarkers(redactText(answer, &r.redactions))
 	checked, evidence := r.a.verifyEvidence(ctx, answer, r.files)
 	text := checked
 	if r.capHit != "" && !ask {
