@@ -46,6 +46,9 @@ func TestOfflineOnSharedSamples(t *testing.T) {
 		"esp32-uart.log":       {"199", "418"},
 		"payments-service.log": {"525", "549", "1111"},
 	}
+	// The cause the README names, which the conclusion must lead with
+	// (not the last symptom).
+	causes := map[string]string{"esp32-uart.log": "199", "payments-service.log": "525"}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, Config{}, realSkills(t)...)
@@ -68,6 +71,16 @@ func TestOfflineOnSharedSamples(t *testing.T) {
 			}
 			if strings.Contains(reply.Text, "(unverified)") {
 				t.Errorf("offline reply has unverified citations")
+			}
+			lead := ""
+			for _, l := range strings.Split(reply.Text, "\n") {
+				if strings.Contains(l, "Most likely cause") {
+					lead = l
+					break
+				}
+			}
+			if !strings.Contains(lead, name+" L"+causes[name]+" ") {
+				t.Errorf("the conclusion does not lead with the cause at line %s: %q", causes[name], lead)
 			}
 			if t.Failed() {
 				t.Logf("reply:\n%s", reply.Text)
