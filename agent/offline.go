@@ -466,8 +466,12 @@ func triageIntent(st *State) intent {
 	if len(terms) == 0 {
 		return intent{name: "triage", plan: []planned{analyze, kb, report}, compose: composeTriage}
 	}
+	stems := make([]string, len(terms))
+	for i, t := range terms {
+		stems[i] = searchStem(t)
+	}
 	search := planned{"read-log", func(st *State, spec skills.Spec) map[string]any {
-		args := map[string]any{"pattern": strings.Join(terms, "|"), "max_lines": 20}
+		args := map[string]any{"pattern": strings.Join(stems, "|"), "max_lines": 20}
 		if f := latestFile(st); f != "" && hasParam(spec, "file") {
 			args["file"] = f
 		}
@@ -588,6 +592,20 @@ func lookupTerms(st *State) []string {
 	return out
 }
 
+// searchStem shortens a word so a substring search also finds its other
+// forms: "deleted" finds "delete", "users" finds "user", "logged" finds
+// "log".
+func searchStem(w string) string {
+	if strings.ContainsAny(w, "0123456789:-_.") {
+		return w
+	}
+	s := stem(w)
+	if n := len(s); n >= 4 && s[n-1] == s[n-2] && !strings.ContainsRune("aeiou", rune(s[n-1])) {
+		s = s[:n-1]
+	}
+	return s
+}
+
 var termRE = regexp.MustCompile(`[a-z0-9][a-z0-9_.:\-]*`)
 
 // lookupStop are question and filler words that name nothing in a log.
@@ -599,7 +617,10 @@ our we us they them their your you i me my it its this that these those the and 
 
 // genericWords describe any incident; they do not say what to look for.
 var genericWords = setOf(`error errors fail fails failed failing failure broke broken break crash crashes crashed restart restarts
-restarted reboot reboots rebooted die died down problem issue issues bug cause caused reason log logs file files attached`)
+restarted reboot reboots rebooted die died down problem issue issues bug cause caused reason log logs file files attached
+start started starting starts begin began begun stop stopped stops end ended wrong slow slower fine work works working worked
+service services server servers app application system line lines thing things something anything everything first last
+exactly actually happening going`)
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}

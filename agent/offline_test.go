@@ -172,6 +172,16 @@ func TestOfflineSaysWhenTheLogCannotAnswer(t *testing.T) {
 		}
 	}
 
+	// Generic questions never trigger the check.
+	for _, q := range []string{"when did it start failing?", "which service failed first?", "where is the error?"} {
+		if terms := lookupTerms(&State{Goal: q}); len(terms) > 0 {
+			t.Errorf("%q: lookup terms %q, want none", q, terms)
+		}
+	}
+	if got := searchStem("deleted") + searchStem("users") + searchStem("logged"); got != "deletuserlog" {
+		t.Errorf("stems = %q", got)
+	}
+
 	// A specific question whose words the log has goes on to the triage.
 	h = newHarness(t, Config{}, realSkills(t)...)
 	reply = h.run("which ledger call timed out first?", bot.Attachment{Name: "red.log", Path: red})
