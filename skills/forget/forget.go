@@ -6,8 +6,6 @@ package forget
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,24 +35,17 @@ type Config struct {
 
 // Skill is forget. Safe for concurrent use when Store is.
 type Skill struct {
-	store Store
-	spec  skills.Spec
+	memskill.Base[Store] // Spec and Store
 }
 
-// New returns the skill.
+// New returns the skill; Config.Store is required.
 func New(cfg Config) (*Skill, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("forget: Config.Store is required")
-	}
-	spec, err := skills.ParseSpec(skillMD)
+	b, err := memskill.NewBase("forget", cfg.Store, skillMD)
 	if err != nil {
-		return nil, fmt.Errorf("forget SKILL.md: %w", err)
+		return nil, err
 	}
-	return &Skill{store: cfg.Store, spec: spec}, nil
+	return &Skill{b}, nil
 }
-
-// Spec returns the parsed SKILL.md.
-func (s *Skill) Spec() skills.Spec { return s.spec }
 
 type args struct {
 	ID    string `json:"id"`
@@ -66,10 +57,8 @@ type args struct {
 // Run finds the memories to forget, deletes them and lists them.
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf(`arguments must be a JSON object like {"id": "3f2a9c1e"} or {"query": "..."}: %v`, err), nil
-		}
+	if r, ok := memskill.DecodeArgs(c.Args, &a, `{"id": "3f2a9c1e"} or {"query": "..."}`); !ok {
+		return r, nil
 	}
 	a.ID, a.Query = strings.TrimSpace(a.ID), strings.TrimSpace(a.Query)
 	given := 0
@@ -91,11 +80,9 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 		if len(a.ID) < 8 {
 			return skills.Errorf("id %q is too short; give at least the 8 characters search-memory shows", a.ID), nil
 		}
-		all, err := s.store.List(ctx, memory.Filter{Scope: sc}, 0)
-		if res, ok := memskill.StoreError(err); ok {
-			return res, nil
-		} else if err != nil {
-			return skills.Result{}, fmt.Errorf("forget: %w", err)
+		all, err := s.Store().List(ctx, memory.Filter{Scope: sc}, 0)
+		if err != nil {
+			return memskill.Fail("forget", err)
 		}
 		for _, r := range all {
 			if strings.HasPrefix(r.ID, a.ID) && memskill.Keep(r, a.Scope) {
@@ -109,11 +96,9 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 			return skills.Errorf("id %q matches %d memories; give more characters", a.ID, len(victims)), nil
 		}
 	case a.Query != "":
-		hits, err := s.store.Search(ctx, memory.Query{Scope: sc, Text: a.Query, Limit: memory.MaxLimit})
-		if res, ok := memskill.StoreError(err); ok {
-			return res, nil
-		} else if err != nil {
-			return skills.Result{}, fmt.Errorf("forget: %w", err)
+		hits, err := s.Store().Search(ctx, memory.Query{Scope: sc, Text: a.Query, Limit: memory.MaxLimit})
+		if err != nil {
+			return memskill.Fail("forget", err)
 		}
 		for _, h := range hits {
 			if memskill.Keep(h.Record, a.Scope) && len(victims) < maxByQuery {
@@ -121,11 +106,9 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 			}
 		}
 	default:
-		all, err := s.store.List(ctx, memory.Filter{Scope: sc}, 0)
-		if res, ok := memskill.StoreError(err); ok {
-			return res, nil
-		} else if err != nil {
-			return skills.Result{}, fmt.Errorf("forget: %w", err)
+		all, err := s.Store().List(ctx, memory.Filter{Scope: sc}, 0)
+		if err != nil {
+			return memskill.Fail("forget", err)
 		}
 		for _, r := range all {
 			if memskill.Keep(r, a.Scope) {
@@ -140,11 +123,9 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	for i, r := range victims {
 		ids[i] = r.ID
 	}
-	n, err := s.store.Delete(ctx, memory.Filter{Scope: sc, IDs: ids})
-	if res, ok := memskill.StoreError(err); ok {
-		return res, nil
-	} else if err != nil {
-		return skills.Result{}, fmt.Errorf("forget: %w", err)
+	n, err := s.Store().Delete(ctx, memory.Filter{Scope: sc, IDs: ids})
+	if err != nil {
+		return memskill.Fail("forget", err)
 	}
 	var b strings.Builder
 	noun := "memories"

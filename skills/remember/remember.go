@@ -6,7 +6,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,24 +35,17 @@ type Config struct {
 
 // Skill is remember. Safe for concurrent use when Store is.
 type Skill struct {
-	store Store
-	spec  skills.Spec
+	memskill.Base[Store] // Spec and Store
 }
 
-// New returns the skill.
+// New returns the skill; Config.Store is required.
 func New(cfg Config) (*Skill, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("remember: Config.Store is required")
-	}
-	spec, err := skills.ParseSpec(skillMD)
+	b, err := memskill.NewBase("remember", cfg.Store, skillMD)
 	if err != nil {
-		return nil, fmt.Errorf("remember SKILL.md: %w", err)
+		return nil, err
 	}
-	return &Skill{store: cfg.Store, spec: spec}, nil
+	return &Skill{b}, nil
 }
-
-// Spec returns the parsed SKILL.md.
-func (s *Skill) Spec() skills.Spec { return s.spec }
 
 type args struct {
 	Content  string `json:"content"`
@@ -108,18 +100,11 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	}
 	// Prepare here so the reply can show the id and the redacted text.
 	rec, err := memory.Prepare(rec, time.Now())
-	if res, ok := memskill.StoreError(err); ok {
-		return res, nil
-	}
 	if err != nil {
-		return skills.Result{}, fmt.Errorf("remember: %w", err)
+		return memskill.Fail("remember", err)
 	}
-	err = s.store.Add(ctx, rec)
-	if res, ok := memskill.StoreError(err); ok {
-		return res, nil
-	}
-	if err != nil {
-		return skills.Result{}, fmt.Errorf("remember: %w", err)
+	if err := s.Store().Add(ctx, rec); err != nil {
+		return memskill.Fail("remember", err)
 	}
 	out := fmt.Sprintf("Remembered (%s memory, %s, priority %d) [%s]: %s", rec.Scope, rec.Type, rec.Priority, memory.ShortID(rec.ID), rec.Content)
 	if rec.Content != a.Content {

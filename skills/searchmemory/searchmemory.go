@@ -5,8 +5,6 @@ package searchmemory
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -32,24 +30,17 @@ type Config struct {
 
 // Skill is search-memory. Safe for concurrent use when Store is.
 type Skill struct {
-	store Store
-	spec  skills.Spec
+	memskill.Base[Store] // Spec and Store
 }
 
-// New returns the skill.
+// New returns the skill; Config.Store is required.
 func New(cfg Config) (*Skill, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("search-memory: Config.Store is required")
-	}
-	spec, err := skills.ParseSpec(skillMD)
+	b, err := memskill.NewBase("search-memory", cfg.Store, skillMD)
 	if err != nil {
-		return nil, fmt.Errorf("search-memory SKILL.md: %w", err)
+		return nil, err
 	}
-	return &Skill{store: cfg.Store, spec: spec}, nil
+	return &Skill{b}, nil
 }
-
-// Spec returns the parsed SKILL.md.
-func (s *Skill) Spec() skills.Spec { return s.spec }
 
 type args struct {
 	Query string `json:"query"`
@@ -61,10 +52,8 @@ type args struct {
 // Run searches (with a query) or lists (without).
 func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	var a args
-	if len(c.Args) > 0 {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return skills.Errorf("arguments must be a JSON object like {\"query\": \"...\"}: %v", err), nil
-		}
+	if r, ok := memskill.DecodeArgs(c.Args, &a, `{"query": "..."}`); !ok {
+		return r, nil
 	}
 	sc, err := memskill.Scope(c.Env, a.Scope)
 	if err != nil {
@@ -84,19 +73,17 @@ func (s *Skill) Run(ctx context.Context, c skills.Call) (skills.Result, error) {
 	var recs []memory.Record
 	var scores []float32
 	if strings.TrimSpace(a.Query) == "" {
-		recs, err = s.store.List(ctx, memory.Filter{Scope: sc, Types: types}, 0)
+		recs, err = s.Store().List(ctx, memory.Filter{Scope: sc, Types: types}, 0)
 	} else {
 		var hits []memory.Hit
-		hits, err = s.store.Search(ctx, memory.Query{Scope: sc, Text: a.Query, Types: types, Limit: memory.MaxLimit})
+		hits, err = s.Store().Search(ctx, memory.Query{Scope: sc, Text: a.Query, Types: types, Limit: memory.MaxLimit})
 		for _, h := range hits {
 			recs = append(recs, h.Record)
 			scores = append(scores, h.Score)
 		}
 	}
-	if res, ok := memskill.StoreError(err); ok {
-		return res, nil
-	} else if err != nil {
-		return skills.Result{}, fmt.Errorf("search-memory: %w", err)
+	if err != nil {
+		return memskill.Fail("search-memory", err)
 	}
 	var keptR []memory.Record
 	var keptS []float32
