@@ -1,6 +1,7 @@
 package miner
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -89,8 +90,84 @@ func FuzzSkeleton(f *testing.F) {
 	}
 	f.Add(`k="a 1" 0x1f 5x user1 12#34 123://=4 1/2 Dec=5 ab12cd`, uint64(3))
 	f.Fuzz(func(t *testing.T, a string, seed uint64) {
-		checkSkeleton(t, a, mutateRuns(a, seed))
+		b := mutateRuns(a, seed)
+		checkSkeleton(t, a, b)
+		for _, m := range []string{a, b} {
+			k, w, ok := skeleton(nil, nil, m)
+			rk, rw, rok := skeletonRef(m)
+			if string(k) != string(rk) || ok != rok || fmt.Sprint(w) != fmt.Sprint(rw) {
+				t.Fatalf("%q: skeleton %q %v, reference %q %v", m, k, w, rk, rw)
+			}
+		}
 	})
+}
+
+// skeletonRef is the skeleton rules stated word by word; skeleton must
+// agree with it.
+func skeletonRef(msg string) ([]byte, []wordPos, bool) {
+	if len(msg) > maxMsgBytes {
+		return nil, nil, false
+	}
+	exact := strings.Contains(msg, `="`)
+	dst := []byte{'C'}
+	if exact {
+		dst[0] = 'E'
+	}
+	var words []wordPos
+	alnum := func(c byte) bool { return isDigit(c) || isAlpha(c) }
+	for i := 0; i < len(msg); {
+		for i < len(msg) && isWordSep(msg[i]) {
+			dst = append(dst, msg[i])
+			i++
+		}
+		s := i
+		for i < len(msg) && !isWordSep(msg[i]) {
+			i++
+		}
+		w := msg[s:i]
+		switch {
+		case !strings.ContainsAny(w, "0123456789"):
+			dst = append(dst, w...)
+		case exact || strings.IndexFunc(w, func(r rune) bool { return r < 128 && isAlpha(byte(r)) }) >= 0 || strings.Contains(w, "://"):
+			words = append(words, wordPos{int32(len(dst)), int32(s), int32(len(w))})
+			for j := 0; j < len(w); {
+				if !alnum(w[j]) {
+					dst = append(dst, w[j])
+					j++
+					continue
+				}
+				r := j
+				for j < len(w) && alnum(w[j]) {
+					j++
+				}
+				run := w[r:j]
+				if !strings.ContainsAny(run, "0123456789") {
+					dst = append(dst, run...)
+					continue
+				}
+				for m := 0; m < len(run); m++ {
+					c := run[m]
+					if isDigit(c) && m+1 < len(run) && run[m+1]|0x20 == 'x' {
+						dst = append(dst, c)
+						continue
+					}
+					dst = append(dst, skelMap[c])
+				}
+			}
+		default:
+			for j := 0; j < len(w); j++ {
+				if isDigit(w[j]) {
+					dst = append(dst, '1')
+					for j+1 < len(w) && isDigit(w[j+1]) {
+						j++
+					}
+					continue
+				}
+				dst = append(dst, w[j])
+			}
+		}
+	}
+	return dst, words, true
 }
 
 // checkSkeleton fails when a and b would share a cache entry but mask
@@ -181,8 +258,14 @@ func TestSkeletonSamples(t *testing.T) {
 	hits := 0
 	for i, l := range strings.Split(string(b), "\n") {
 		for s := uint64(0); s < 200; s++ {
-			if checkSkeleton(t, l, mutateRuns(l, s*7919+uint64(i))) {
+			m := mutateRuns(l, s*7919+uint64(i))
+			if checkSkeleton(t, l, m) {
 				hits++
+			}
+			k, w, _ := skeleton(nil, nil, m)
+			rk, rw, _ := skeletonRef(m)
+			if string(k) != string(rk) || fmt.Sprint(w) != fmt.Sprint(rw) {
+				t.Fatalf("%q: skeleton %q %v, reference %q %v", m, k, w, rk, rw)
 			}
 		}
 	}

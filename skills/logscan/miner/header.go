@@ -228,7 +228,10 @@ func (f *Format) apply(line string, it item, h *Header) {
 		}
 	case kComp:
 		if h.Component == "" {
-			c := strings.TrimRight(line[it.start:it.end], ": ")
+			c := line[it.start:it.end]
+			for len(c) > 0 && (c[len(c)-1] == ':' || c[len(c)-1] == ' ') {
+				c = c[:len(c)-1]
+			}
 			h.Component = c
 		}
 		if it.level != "" && h.Level == "" {
@@ -250,11 +253,29 @@ func kvValue(s string) string {
 
 // wordEnd returns the end of the token at i: up to a space, or a '|'.
 func wordEnd(s string, i int) int {
-	for i < len(s) && !isSpace(s[i]) && s[i] != '|' {
+	for i < len(s) && hdrClass[s[i]]&hStop == 0 {
 		i++
 	}
 	return i
 }
+
+// Header byte classes.
+const (
+	hStop  = 1 << iota // ends a header token: ' ', '\t', '|'
+	hEq                // '='
+	hParen             // '(' ')'
+	hOther             // ':' '[' ']' (with hParen: what "prog 1.2:" may not hold)
+	hOpen              // '('
+	hClose             // ')'
+)
+
+var hdrClass = func() (t [256]uint8) {
+	t[' '], t['\t'], t['|'] = hStop, hStop, hStop
+	t['='] = hEq
+	t['('], t[')'] = hParen|hOpen, hParen|hClose
+	t[':'], t['['], t[']'] = hOther, hOther, hOther
+	return t
+}()
 
 // scan reads header items greedily from the start of a line.
 func (f *Format) scan(s string, out []item) []item {
@@ -436,7 +457,7 @@ func nextIsComp(s string, e int) bool {
 		return false
 	}
 	// allow one separator such as "--" in "combo  -- root[2421]:"
-	if k := wordEnd(s, j); k-j <= 3 && strings.Trim(s[j:k], "-") == "" && k < len(s) {
+	if k := wordEnd(s, j); k-j <= 3 && allDashes(s[j:k]) && k < len(s) {
 		j = k
 		for j < len(s) && isSpace(s[j]) {
 			j++
@@ -445,16 +466,34 @@ func nextIsComp(s string, e int) bool {
 	return compEnd(s, j) > 0
 }
 
+func allDashes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
 // compEnd returns the end of a component at i ("name:", "name[12]:",
 // "prog 1.4.1:", "name :") or 0.
 func compEnd(s string, i int) int {
-	e := wordEnd(s, i)
+	var cls uint8
+	e := i
+	for e < len(s) {
+		k := hdrClass[s[e]]
+		if k&hStop != 0 {
+			break
+		}
+		cls |= k
+		e++
+	}
 	w := s[i:e]
-	if len(w) == 0 || len(w) > maxFieldLen || strings.IndexByte(w, '=') >= 0 || w[0] == '"' {
+	if len(w) == 0 || len(w) > maxFieldLen || cls&hEq != 0 || w[0] == '"' {
 		return 0
 	}
 	// "Tag( 1702):" — a padded pid in parentheses
-	if k := strings.IndexByte(w, '('); k >= 0 && strings.IndexByte(w, ')') < 0 {
+	if cls&hOpen != 0 && cls&hClose == 0 {
 		if c := strings.IndexByte(s[e:min(len(s), e+12)], ')'); c >= 0 {
 			j := e + c + 1
 			if j < len(s) && s[j] == ':' && (j+1 == len(s) || s[j+1] == ' ') {
@@ -474,7 +513,7 @@ func compEnd(s string, i int) int {
 		return j + 1
 	}
 	// two words, the second ending in ':' ("syslogd 1.4.1:")
-	if j > e && j < len(s) && e-i <= 24 && !strings.ContainsAny(w, ":()[]") {
+	if j > e && j < len(s) && e-i <= 24 && cls&(hParen|hOther) == 0 {
 		e2 := wordEnd(s, j)
 		w2 := s[j:e2]
 		if len(w2) > 1 && len(w2) <= 24 && w2[len(w2)-1] == ':' && (e2 == len(s) || isSpace(s[e2])) && hasDigit(w2) {

@@ -1,6 +1,9 @@
 package miner
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Each case is a small file of one format: Learn on the lines, then Parse
 // the first one.
@@ -108,6 +111,20 @@ func TestHeaderContinuation(t *testing.T) {
 	for _, l := range []string{"\tat com.acme.Foo.bar(Foo.java:12)", "Caused by: java.io.IOException: x", ""} {
 		if h := f.Parse(l); h.MsgStart != 0 || h.Time != "" {
 			t.Errorf("%q: got %+v, want no header", l, h)
+		}
+	}
+}
+
+// unixMS must agree with time.Date, day overflow included.
+func TestUnixMSMatchesTimeDate(t *testing.T) {
+	for _, y := range []int{1, 1600, 1899, 1970, 1999, 2000, 2004, 2024, 2100, 2286, 9999} {
+		for m := 1; m <= 12; m++ {
+			for d := 1; d <= 31; d++ {
+				want := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).UnixMilli() + 12345
+				if got := unixMS(y, m, d, 12345); got != want {
+					t.Fatalf("%04d-%02d-%02d: %d, want %d", y, m, d, got, want)
+				}
+			}
 		}
 	}
 }

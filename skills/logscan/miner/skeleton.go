@@ -38,6 +38,7 @@ const (
 	skSep    = 1 << iota // the masker's word separators
 	skDigit              // '0'..'9'
 	skLetter             // ASCII letters
+	skEq                 // '=': `="` switches the whole message to exact mode
 )
 
 var skelClass = func() (t [256]uint8) {
@@ -50,6 +51,8 @@ var skelClass = func() (t [256]uint8) {
 			t[c] = skDigit
 		case isAlpha(b):
 			t[c] = skLetter
+		case b == '=':
+			t[c] = skEq
 		}
 	}
 	return t
@@ -87,86 +90,137 @@ func skeleton(dst []byte, words []wordPos, msg string) ([]byte, []wordPos, bool)
 	if len(msg) > maxMsgBytes {
 		return dst, words, false
 	}
-	exact := strings.Contains(msg, `="`)
+	out, w, exact := skeletonMode(dst, words, msg, false)
 	if exact {
-		dst = append(dst, 'E')
-	} else {
-		dst = append(dst, 'C')
+		out, w, _ = skeletonMode(dst, words, msg, true)
 	}
-	i := 0
-	for i < len(msg) {
-		s := i
-		var cls uint8
-		for i < len(msg) {
-			k := skelClass[msg[i]]
-			if k&skSep != 0 {
-				break
-			}
-			cls |= k
-			i++
-		}
-		w := msg[s:i]
-		switch {
-		case cls&skDigit == 0:
-			dst = append(dst, w...)
-		case exact || cls&skLetter != 0 || strings.Contains(w, "://"):
-			words = append(words, wordPos{int32(len(dst)), int32(s), int32(len(w))})
-			dst = rewriteRuns(dst, w)
-		default:
-			for j := 0; j < len(w); j++ {
-				c := w[j]
-				if isDigit(c) {
-					dst = append(dst, '1')
-					for j+1 < len(w) && isDigit(w[j+1]) {
-						j++
-					}
-					continue
-				}
-				dst = append(dst, c)
-			}
-		}
-		// separators are kept as written
-		for i < len(msg) && skelClass[msg[i]]&skSep != 0 {
-			dst = append(dst, msg[i])
-			i++
-		}
-	}
-	return dst, words, true
+	return out, w, true
 }
 
-// rewriteRuns appends w with each letter-and-digit run that holds a digit
-// rewritten byte for byte.
-func rewriteRuns(dst []byte, w string) []byte {
-	for j := 0; j < len(w); {
-		if skelClass[w[j]]&(skDigit|skLetter) == 0 {
-			dst = append(dst, w[j])
-			j++
-			continue
+// skeletonMode builds the skeleton with exact mode on or off; with it off
+// it stops and reports true when the message turns out to need it. Bytes
+// are copied as they are up to a digit (copyPlain, the common case); a word
+// holding digits is rewritten from its first digit to its end (digitWord).
+// skeletonRef in the tests is the plain, word-by-word statement.
+func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, []wordPos, bool) {
+	base := len(dst)
+	n := len(msg)
+	if cap(dst)-base < n+1 {
+		dst = append(dst[:cap(dst)], make([]byte, n+1)...)
+	}
+	out := dst[base : base+n+1]
+	if exact {
+		out[0] = 'E'
+	} else {
+		out[0] = 'C'
+	}
+	i, k := 0, 1
+	for {
+		i, k = copyPlain(out, msg, i, k, !exact)
+		if i == n {
+			break
 		}
-		r, digit := j, false
-		for j < len(w) {
-			k := skelClass[w[j]]
-			if k&(skDigit|skLetter) == 0 {
-				break
-			}
-			if k == skDigit {
-				digit = true
-			}
-			j++
+		if msg[i] == '=' {
+			return dst[:base], words, true // `="`: start again in exact mode
 		}
-		if !digit {
-			dst = append(dst, w[r:j]...)
-			continue
-		}
-		for k := r; k < j; k++ {
-			c := w[k]
-			if !isDigit(c) || k+1 == j || w[k+1]|0x20 != 'x' {
-				c = skelMap[c]
-			}
-			dst = append(dst, c)
+		var restart bool
+		i, k, words, restart = digitWord(out, msg, i, k, base, exact, words)
+		if restart {
+			return dst[:base], words, true
 		}
 	}
-	return dst
+	return dst[:base+k], words, false
+}
+
+// copyPlain copies msg[i:] to out[k:] up to the first digit, or the first
+// `="` when stopEq. Kept small and out of line so that its loop runs in
+// registers.
+//
+//go:noinline
+func copyPlain(out []byte, msg string, i, k int, stopEq bool) (int, int) {
+	for ; i < len(msg); i++ {
+		c := msg[i]
+		t := skelClass[c]
+		if t == skDigit {
+			break
+		}
+		if t == skEq && stopEq && i+1 < len(msg) && msg[i+1] == '"' {
+			break
+		}
+		out[k] = c
+		k++
+	}
+	return i, k
+}
+
+// digitWord rewrites a word from its first digit, msg[i], to its end; the
+// word's bytes before i are already in out, as written, up to k. A word
+// kept exact (letters, "://", exact mode) is recorded in words; in a
+// letter-free one each run of digits becomes one '1'. It returns where the
+// word ends in msg and out; restart reports a `="` outside exact mode.
+func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordPos) (int, int, []wordPos, bool) {
+	wm := i
+	for wm > 0 && skelClass[msg[wm-1]] != skSep {
+		wm--
+	}
+	ws := k - (i - wm)
+	letters := false
+	for m := ws; m < k; m++ {
+		if skelClass[out[m]] == skLetter {
+			letters = true
+			break
+		}
+	}
+	rd := false // in a run of letters and digits that holds a digit
+	n := len(msg)
+	for ; i < n; i++ {
+		c := msg[i]
+		t := skelClass[c]
+		switch t {
+		case skSep:
+			goto settle
+		case skDigit:
+			if !rd {
+				for m := k - 1; m >= ws && skelClass[out[m]] == skLetter; m-- {
+					out[m] = skelMap[out[m]]
+				}
+				rd = true
+			}
+			if i+1 == n || msg[i+1]|0x20 != 'x' {
+				c = '1'
+			}
+		case skLetter:
+			letters = true
+			if rd {
+				c = skelMap[c]
+			}
+		case skEq:
+			if !exact && i+1 < n && msg[i+1] == '"' {
+				return i, k, words, true
+			}
+			rd = false
+		default:
+			rd = false
+		}
+		out[k] = c
+		k++
+	}
+settle:
+	if exact || letters || strings.Contains(msg[wm:i], "://") {
+		return i, k, append(words, wordPos{int32(base + ws), int32(wm), int32(i - wm)}), false
+	}
+	// letter-free: every digit is a '1' and nothing else is
+	w, prev := ws, false
+	for r := ws; r < k; r++ {
+		one := out[r] == '1'
+		if one && prev {
+			continue
+		}
+		prev = one
+		out[w] = out[r]
+		w++
+	}
+	return i, w, words, false
 }
 
 // skelEntry is one cached skeleton: its leaf, or, when the key keeps some

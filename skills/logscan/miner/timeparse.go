@@ -1,7 +1,5 @@
 package miner
 
-import "time"
-
 // Timestamp shapes recognised at the start of a header item. Every parser
 // takes the line and a start offset and returns the end offset (exclusive)
 // and the time in Unix milliseconds; ok is false when the shape does not
@@ -172,7 +170,25 @@ func unixMS(year, month, day int, dayMS int64) int64 {
 	if month < 1 || month > 12 || day < 1 || day > 31 {
 		return 0
 	}
-	return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).UnixMilli() + dayMS
+	return daysFromCivil(year, month, day)*86400000 + dayMS
+}
+
+// daysFromCivil returns the days from 1970-01-01 to a proleptic Gregorian
+// date; a day past the month's end counts on into the next month, as
+// time.Date normalises it (Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // boundary reports whether position i ends a token (end, space or
