@@ -15,6 +15,7 @@ import (
 	"github.com/sleuth-bot/sleuth/bot"
 	"github.com/sleuth-bot/sleuth/bot/metrics"
 	"github.com/sleuth-bot/sleuth/memory"
+	"github.com/sleuth-bot/sleuth/skills"
 )
 
 // sniffBytes is how much of a file is inspected to tell text from binary.
@@ -48,7 +49,7 @@ func (r *run) storeAttachments(ctx context.Context) error {
 		case errors.Is(err, errSameFile):
 			r.newFiles = append(r.newFiles, f.Name)
 		case errors.Is(err, bot.ErrTooLarge):
-			r.rejected = append(r.rejected, fmt.Sprintf("I could not take **%s**: it is larger than the %s limit. Attach a smaller excerpt (for example the hour around the failure) or a gzip of it.", att.Name, humanBytes(r.a.cfg.MaxAttachmentBytes)))
+			r.rejected = append(r.rejected, fmt.Sprintf("I could not take **%s**: it is larger than the %s limit. Attach a smaller excerpt (for example the hour around the failure) or a gzip of it.", att.Name, skills.HumanBytes(r.a.cfg.MaxAttachmentBytes)))
 		case errors.Is(err, errBinary):
 			r.rejected = append(r.rejected, fmt.Sprintf("I could not take **%s**: it looks like a binary file, not a text log. Attach the log as text (or .gz / .zip).", att.Name))
 		case ctx.Err() != nil:
@@ -207,16 +208,4 @@ func uniqueName(name string, names map[string]memory.File) string {
 			return c
 		}
 	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.0f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

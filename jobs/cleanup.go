@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/skills"
 )
 
 // cleanupArgs are memory-cleanup's arguments.
@@ -152,7 +153,7 @@ func (s *Scheduler) cleanup(ctx context.Context, j *job) (*output, error) {
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, fmt.Sprintf("%d session workspaces (%s)", n, humanBytes(bytes)))
+		parts = append(parts, fmt.Sprintf("%d session workspaces (%s)", n, skills.HumanBytes(bytes)))
 	}
 	if a.HistoryDays > 0 {
 		if err := s.yield(ctx); err != nil {
@@ -230,16 +231,4 @@ func newestIn(dir string) (time.Time, int64, error) {
 		return nil
 	})
 	return newest, size, err
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

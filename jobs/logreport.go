@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/skills"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -352,7 +353,7 @@ func renderReport(title string, rep *logscan.Report, byTmp map[string]chunk, nfi
 			fmt.Fprintf(&b, "- %s was rotated or truncated; read from its start\n", c.path)
 		}
 		if c.skipped > 0 {
-			fmt.Fprintf(&b, "- %s: %s of older new lines left out (cap); the newest are analysed\n", c.path, humanBytes(c.skipped))
+			fmt.Fprintf(&b, "- %s: %s of older new lines left out (cap); the newest are analysed\n", c.path, skills.HumanBytes(c.skipped))
 		}
 	}
 	errIDs := map[string]bool{}

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/sleuth-bot/sleuth/skills"
 	"github.com/sleuth-bot/sleuth/skills/logscan"
 )
 
@@ -159,7 +160,7 @@ func writeReport(w io.Writer, r *logscan.Report) {
 		names[i] = filepath.Base(f)
 	}
 	fmt.Fprintf(w, "sleuth analyze: %s\n", strings.Join(names, ", "))
-	fmt.Fprintf(w, "  %d lines, %s", r.Lines, humanBytes(r.Bytes))
+	fmt.Fprintf(w, "  %d lines, %s", r.Lines, skills.HumanBytes(r.Bytes))
 	if r.TimeRange != nil {
 		fmt.Fprintf(w, ", %s → %s (L%d–L%d)", r.TimeRange.Start, r.TimeRange.End, r.TimeRange.StartLine, r.TimeRange.EndLine)
 	}
@@ -247,16 +248,4 @@ func clipText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

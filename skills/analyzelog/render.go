@@ -18,7 +18,7 @@ var levelOrder = []string{"fatal", "error", "warn", "info", "debug", "trace", ""
 // Result.Lines); Fingerprints are the report's error templates.
 func Render(name string, rep *logscan.Report, top int) skills.Result {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d lines, %s", name, rep.Lines, humanBytes(rep.Bytes))
+	fmt.Fprintf(&b, "%s: %d lines, %s", name, rep.Lines, skills.HumanBytes(rep.Bytes))
 	if tr := rep.TimeRange; tr != nil && tr.Start != "" {
 		fmt.Fprintf(&b, ", %s → %s (L%d–L%d)", tr.Start, tr.End, tr.StartLine, tr.EndLine)
 	}
@@ -134,15 +134,3 @@ func levelName(l string) string {
 }
 
 func cut(s string) string { return engine.Cut(s, maxTextChars) }
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
