@@ -125,8 +125,9 @@ func cmdTemplates(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
-// parseInterspersed parses flags that may come before or after the file
-// names; "--" ends the flags.
+// parseInterspersed parses flags that may come before or after the
+// positional arguments (file names, job names, search words) and returns
+// those; "--" ends the flags.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var files []string
 	for {

@@ -41,17 +41,9 @@ func cmdJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	limit := fs.Int("limit", 20, "history: at most this many runs")
 	// Flags may follow the job name.
-	var pos []string
-	rest := args[1:]
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return 2
 	}
 	switch {
 	case verb != "list" && verb != "run" && verb != "history":

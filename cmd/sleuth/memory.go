@@ -44,7 +44,7 @@ func cmdMemory(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	asJSON := fs.Bool("json", false, "print JSON lines")
 	query := fs.String("query", "", "forget: the best matches of this text (at most five)")
 	all := fs.Bool("all", false, "forget: every memory of the scope")
-	pos, err := memoryArgs(fs, args[1:])
+	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
 	}
@@ -251,24 +251,4 @@ func openLongTerm(ctx context.Context, db *memory.DB, getenv func(string) string
 		return nil, "", fmt.Errorf("long-term memory: %w", err)
 	}
 	return s, "embedded (" + emb.Name() + ")", nil
-}
-
-// memoryArgs parses flags that may come before or after positional
-// arguments ("search redis timeout --tenant T").
-func memoryArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
