@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -109,8 +110,17 @@ func genLog(w io.Writer, size int64, seed uint64) error {
 	return bw.Flush()
 }
 
-// benchFile writes the benchmark log once per process.
+// benchFile writes the benchmark log once per process, or returns
+// SLEUTH_BENCH_FILE when set (a log written by an earlier run, kept with
+// SLEUTH_BENCH_KEEP=path).
 func benchFile(b *testing.B) (string, int64) {
+	if p := os.Getenv("SLEUTH_BENCH_FILE"); p != "" {
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p, st.Size()
+	}
 	gb := os.Getenv("SLEUTH_BENCH_GB")
 	if gb == "" {
 		b.Skip("set SLEUTH_BENCH_GB=1 to run: writes a 1 GB log to a temporary directory")
@@ -119,7 +129,10 @@ func benchFile(b *testing.B) (string, int64) {
 	if err != nil || size <= 0 {
 		b.Fatalf("SLEUTH_BENCH_GB=%q: want a positive number of GB", gb)
 	}
-	p := filepath.Join(b.TempDir(), "bench.log")
+	p := os.Getenv("SLEUTH_BENCH_KEEP")
+	if p == "" {
+		p = filepath.Join(b.TempDir(), "bench.log")
+	}
 	f, err := os.Create(p)
 	if err != nil {
 		b.Fatal(err)
@@ -174,6 +187,7 @@ func BenchmarkAnalyze1GB(b *testing.B) {
 	runtime.GC()
 	resetPeakRSS()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	t0 := time.Now()
 	var rep *Report
 	for i := 0; i < b.N; i++ {
@@ -184,14 +198,16 @@ func BenchmarkAnalyze1GB(b *testing.B) {
 		}
 	}
 	d := time.Since(t0) / time.Duration(b.N)
+	cpu := (cpuTime() - cpu0) / time.Duration(b.N)
 	b.StopTimer()
 	mbs := float64(size) / (1 << 20) / d.Seconds()
+	b.ReportMetric(cpu.Seconds(), "cpu_s")
 	b.ReportMetric(mbs, "MB/s")
 	b.ReportMetric(float64(d)/float64(g), "x_grep")
 	b.ReportMetric(peakRSS(), "peakRSS_MB")
 	b.ReportMetric(float64(rep.Lines)/d.Seconds(), "lines/s")
-	b.Logf("%d MB, %d lines: analyze %v (%.0f MB/s), grep -c ERROR %v, ratio %.2f, peak RSS %.0f MB, %d templates",
-		size>>20, rep.Lines, d.Round(time.Millisecond), mbs, g.Round(time.Millisecond), float64(d)/float64(g), peakRSS(), len(rep.Templates))
+	b.Logf("%d MB, %d lines: analyze %v (%.0f MB/s, CPU %v), grep -c ERROR %v, ratio %.2f, peak RSS %.0f MB, %d templates, load %s",
+		size>>20, rep.Lines, d.Round(time.Millisecond), mbs, cpu.Round(time.Millisecond), g.Round(time.Millisecond), float64(d)/float64(g), peakRSS(), len(rep.Templates), loadAvg())
 }
 
 // BenchmarkTemplates1GB reports `sleuth templates --jsonl` throughput in
@@ -201,6 +217,7 @@ func BenchmarkTemplates1GB(b *testing.B) {
 	runtime.GC()
 	resetPeakRSS()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	t0 := time.Now()
 	var cw countWriter
 	for i := 0; i < b.N; i++ {
@@ -210,10 +227,33 @@ func BenchmarkTemplates1GB(b *testing.B) {
 	}
 	d := time.Since(t0) / time.Duration(b.N)
 	b.StopTimer()
+	cpu := (cpuTime() - cpu0) / time.Duration(b.N)
 	lines := float64(cw.lines) / float64(b.N)
+	b.ReportMetric(cpu.Seconds(), "cpu_s")
 	b.ReportMetric(lines/d.Seconds(), "lines/s")
 	b.ReportMetric(float64(size)/(1<<20)/d.Seconds(), "MB/s")
 	b.ReportMetric(peakRSS(), "peakRSS_MB")
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAvg is the 1-minute load average, "?" when unknown.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 type countWriter struct{ lines int64 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"runtime"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -17,14 +19,7 @@ const (
 	maxEvidenceText = 2048    // bytes of a line kept for evidence
 	maxSubCands     = 100_000 // distinct (template, root cause) pairs tracked
 	maxSeq          = 4 << 20 // events kept per side for the baseline alignment
-	batchQueue      = 4       // batches in flight between the reader and the miner
 )
-
-// batch is a run of consecutive physical lines of one file.
-type batch struct {
-	first int // line number of recs[0]
-	recs  []rec
-}
 
 // cand is one evidence candidate: a template, or a template together with
 // the shape of the root cause its events carry.
@@ -135,8 +130,17 @@ func newEngine(opt Options) *engine {
 // blankCluster marks a blank line; it is not mined.
 const blankCluster = -1
 
-// runFile streams one file through the reader goroutine and the miner.
-// phase 0 mines a baseline (counts and order only).
+// runFile streams one file through the pipeline and the miner; phase 0
+// mines a baseline (counts and order only).
+//
+// The pipeline: one reader cuts the stream into blocks of whole lines;
+// GOMAXPROCS parsers split and parse blocks in parallel (header, level,
+// timestamp, and a provisional event grouping); one consumer takes the
+// blocks in order, fixes the grouping of each block's lines before its first
+// timestamped line (the only lines whose grouping depends on the previous
+// block), mines the events and updates the statistics. Blocks are recycled
+// through a free list, so nothing is allocated per line and memory is
+// bounded by the number of blocks.
 func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileState, error) {
 	src, err := openLog(path, e.opt)
 	if err != nil {
@@ -150,27 +154,59 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 		e.files = append(e.files, fs)
 	}
 	sp := newSplitter(src.r, e.opt.MaxLineBytes)
-	out := make(chan *batch, batchQueue)
-	free := make(chan []rec, batchQueue+2)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		defer close(out)
-		return produce(gctx, sp, out, free)
+	pending, err := readSample(sp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var sample []string
+	for _, lines := range pending {
+		sample = append(sample, lines[:min(len(lines), headerSample-len(sample))]...)
+	}
+	g := newGrouper(sample)
+	sample = nil
+
+	parsers := max(1, runtime.GOMAXPROCS(0))
+	nblocks := 2*parsers + 2
+	free := make(chan *block, nblocks)
+	for range nblocks {
+		free <- &block{ready: make(chan struct{}, 1)}
+	}
+	// Neither queue ever blocks: at most nblocks blocks exist.
+	work := make(chan *block, nblocks)
+	order := make(chan *block, nblocks)
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		defer close(order)
+		defer close(work)
+		return readBlocks(gctx, sp, pending, free, work, order)
 	})
-	g.Go(func() error {
-		for b := range out {
-			if err := gctx.Err(); err != nil {
-				return err
+	for range parsers {
+		eg.Go(func() error {
+			p := &grouper{f: g.f, headered: g.headered}
+			for b := range work {
+				p.parseBlock(b, e.opt.MaxLineBytes)
+				b.ready <- struct{}{}
 			}
-			e.consume(fs, fileIdx, b)
+			return nil
+		})
+	}
+	eg.Go(func() error {
+		lineNo := 1
+		for b := range order {
 			select {
-			case free <- b.recs[:0]:
-			default:
+			case <-b.ready:
+			case <-gctx.Done():
+				return gctx.Err()
 			}
+			g.fixBlock(b)
+			e.consume(fs, fileIdx, lineNo, b.recs)
+			lineNo += len(b.recs)
+			b.reset()
+			free <- b
 		}
 		return nil
 	})
-	if err := g.Wait(); err != nil {
+	if err := eg.Wait(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	e.finishEvent(fs, fileIdx)
@@ -181,66 +217,107 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 	return fs, nil
 }
 
-// produce reads lines, learns the header layout from the first ones,
-// groups events and sends batches. It closes nothing; the caller closes out.
-func produce(ctx context.Context, sp *splitter, out chan<- *batch, free chan []rec) error {
+// block is a run of consecutive physical lines of one file.
+type block struct {
+	region string   // whole lines still to be split; "" when lines is set
+	lines  []string // the lines, once split
+	recs   []rec
+	// sync is the index of the first line that starts an event whatever
+	// came before (-1: none); the grouping of the lines before it is
+	// provisional, and state is the grouper's state after the block.
+	sync  int
+	state groupState
+	ready chan struct{} // the parser is done with the block
+}
+
+func (b *block) reset() {
+	b.region = ""
+	clear(b.lines)
+	clear(b.recs)
+	b.lines, b.recs = b.lines[:0], b.recs[:0]
+}
+
+// maxRegion is about the most bytes of whole lines one block gets: it
+// bounds the per-line records a block holds (a variable so tests can cut
+// events at every possible place).
+var maxRegion = 128 << 10
+
+// maxSampleLines is the most lines one block of the header sample gets
+// (a variable for the same tests).
+var maxSampleLines = headerSample
+
+// readSample reads the first headerSample lines (or the whole stream when
+// shorter), for the header detector.
+func readSample(sp *splitter) ([][]string, error) {
 	var pending [][]string
-	var sample []string
-	var err error
-	for len(sample) < headerSample {
-		var lines []string
-		lines, err = sp.next(nil)
+	n := 0
+	for n < headerSample {
+		lines, err := sp.next(nil)
 		if len(lines) > 0 {
 			pending = append(pending, lines)
-			sample = append(sample, lines[:min(len(lines), headerSample-len(sample))]...)
+			n += len(lines)
 		}
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			break
 		}
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	g := newGrouper(sample)
-	lineNo := 1
-	send := func(lines []string) error {
-		var recs []rec
-		select {
-		case recs = <-free:
-		default:
-			recs = make([]rec, 0, len(lines))
+		if err != nil {
+			return nil, err
 		}
-		for _, l := range lines {
-			r := g.line(l)
-			if r.blank && !r.cont {
-				g.inEvent = false
-			}
-			recs = append(recs, r)
-		}
-		b := &batch{first: lineNo, recs: recs}
-		lineNo += len(lines)
+	}
+	return pending, nil
+}
+
+// readBlocks sends the sample's lines, then the rest of the stream, as
+// blocks to the parsers (work) and, in the same order, to the consumer.
+func readBlocks(ctx context.Context, sp *splitter, pending [][]string, free chan *block, work, order chan<- *block) error {
+	get := func() (*block, error) {
 		select {
-		case out <- b:
-			return nil
+		case b := <-free:
+			return b, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	for _, p := range pending {
-		if e := send(p); e != nil {
-			return e
-		}
+	send := func(b *block) {
+		order <- b
+		work <- b
 	}
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	buf := make([]string, 0, 16384)
-	for {
-		lines, err := sp.next(buf[:0])
-		if len(lines) > 0 {
-			if e := send(lines); e != nil {
-				return e
+	for _, lines := range pending {
+		for len(lines) > 0 {
+			b, err := get()
+			if err != nil {
+				return err
 			}
+			n := min(len(lines), maxSampleLines)
+			b.lines = append(b.lines, lines[:n]...)
+			lines = lines[n:]
+			send(b)
+		}
+	}
+	for {
+		b, err := get()
+		if err != nil {
+			return err
+		}
+		var region string
+		b.lines, region, err = sp.chunk(b.lines)
+		for len(region) > maxRegion {
+			// Cut the region after the first line end past maxRegion.
+			i := strings.IndexByte(region[maxRegion:], '\n')
+			if i < 0 || maxRegion+i+1 == len(region) {
+				break
+			}
+			b.region, region = region[:maxRegion+i+1], region[maxRegion+i+1:]
+			send(b)
+			if b, err = get(); err != nil {
+				return err
+			}
+		}
+		b.region = region
+		if len(b.lines) > 0 || b.region != "" {
+			send(b)
+		} else {
+			free <- b
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -248,18 +325,59 @@ func produce(ctx context.Context, sp *splitter, out chan<- *batch, free chan []r
 		if err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 	}
 }
 
-// consume mines the events of one batch and updates the statistics.
-func (e *engine) consume(fs *fileState, fileIdx int32, b *batch) {
+// parseBlock splits and parses a block's lines and groups them into
+// events, starting from an empty grouper state.
+func (g *grouper) parseBlock(b *block, maxLine int) {
+	g.groupState = groupState{}
+	b.sync = -1
+	add := func(l string) {
+		b.recs = append(b.recs, g.parse(l))
+		r := &b.recs[len(b.recs)-1]
+		if b.sync < 0 && r.startsEvent() {
+			b.sync = len(b.recs) - 1
+		}
+		g.group(r)
+	}
+	for _, l := range b.lines {
+		add(l)
+	}
+	it := newLineIter(b.region, maxLine)
+	for {
+		l, ok := it.next()
+		if !ok {
+			break
+		}
+		add(l)
+	}
+	b.state = g.groupState
+}
+
+// fixBlock regroups the lines of b whose grouping depended on the previous
+// block, from the consumer's grouper state, and takes over the state
+// after b.
+func (g *grouper) fixBlock(b *block) {
+	end := b.sync
+	if end < 0 {
+		end = len(b.recs)
+	}
+	for i := range end {
+		g.group(&b.recs[i])
+	}
+	if b.sync >= 0 {
+		g.groupState = b.state
+	}
+}
+
+// consume mines the events of one block's lines, the first of which is
+// line first, and updates the statistics.
+func (e *engine) consume(fs *fileState, fileIdx int32, first int, recs []rec) {
 	ev := &fs.ev
-	for i := range b.recs {
-		r := &b.recs[i]
-		no := b.first + i
+	for i := range recs {
+		r := &recs[i]
+		no := first + i
 		if r.cont && ev.active {
 			if r.key != keyNone && (r.key > ev.keyPri || (r.key == keyCause && ev.keyPri == keyCause)) {
 				ev.keyPri, ev.keyLine, ev.keyText = r.key, no, r.text
@@ -285,7 +403,7 @@ func (e *engine) consume(fs *fileState, fileIdx int32, b *batch) {
 			e.tape.add(c)
 		}
 	}
-	fs.lines = b.first + len(b.recs) - 1
+	fs.lines = first + len(recs) - 1
 }
 
 // finishEvent accounts for the event being assembled, if any.

@@ -40,12 +40,19 @@ const (
 // grouper assigns header fields and event boundaries, line by line. It
 // keeps the state of the current multi-line event; use one per file.
 type grouper struct {
-	f        *miner.Format
-	headered bool  // most lines of the file carry a header
-	mode     uint8 // stack mode of the current event
-	evLevel  uint8 // level of the current event's head
-	inEvent  bool
-	rustMsg  bool // the next line is a Rust panic's message
+	f        *miner.Format // safe for concurrent use
+	headered bool          // most lines of the file carry a header
+	groupState
+}
+
+// groupState is the grouper's memory of the current event. A line with a
+// timestamp always starts an event and sets all of it, so the state after
+// such a line does not depend on the lines before it.
+type groupState struct {
+	mode    uint8 // stack mode of the current event
+	evLevel uint8 // level of the current event's head
+	inEvent bool
+	rustMsg bool // the next line is a Rust panic's message
 }
 
 // headerSample is how many lines the header detector learns from.
@@ -79,13 +86,18 @@ func newGrouper(sample []string) *grouper {
 
 // line parses one line and decides whether it continues the current event.
 func (g *grouper) line(text string) rec {
+	r := g.parse(text)
+	g.group(&r)
+	return r
+}
+
+// parse splits one line into its header fields. It reads only the learned
+// format, so several goroutines may parse lines of one file at once.
+func (g *grouper) parse(text string) rec {
 	text = stripANSI(text)
 	r := rec{text: text}
-	if strings.TrimSpace(text) == "" {
+	if isBlank(text) {
 		r.blank = true
-		if g.inEvent && (g.mode == modeGo || g.mode == modePython) {
-			r.cont = true
-		}
 		return r
 	}
 	h := g.f.Parse(text)
@@ -102,16 +114,48 @@ func (g *grouper) line(text string) rec {
 		ms = 0
 	}
 	r.msg = text[ms:]
-	timed := r.time != ""
+	return r
+}
 
-	if g.inEvent && !timed {
-		if g.continues(&r) {
+// startsEvent reports whether a parsed line starts an event whatever the
+// lines before it were (it has a timestamp), which resets all of the
+// grouper's state.
+func (r *rec) startsEvent() bool { return !r.blank && r.time != "" }
+
+// group decides whether a parsed line continues the current event, sets
+// r.cont and r.key, and updates the grouper's state.
+func (g *grouper) group(r *rec) {
+	r.cont, r.key = false, keyNone
+	if r.blank {
+		if g.inEvent && (g.mode == modeGo || g.mode == modePython) {
 			r.cont = true
-			return r
+		} else {
+			g.inEvent = false
+		}
+		return
+	}
+	if g.inEvent && r.time == "" {
+		if g.continues(r) {
+			r.cont = true
+			return
 		}
 	}
-	g.startEvent(&r)
-	return r
+	g.startEvent(r)
+}
+
+// isBlank reports whether s is empty or white space only.
+func isBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\v', '\f', '\r':
+		default:
+			if s[i] < 0x80 {
+				return false
+			}
+			return strings.TrimSpace(s[i:]) == ""
+		}
+	}
+	return true
 }
 
 // continues applies the continuation rules to a line with no timestamp.

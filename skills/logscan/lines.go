@@ -9,8 +9,9 @@ import (
 )
 
 // blockBytes is the read size of the splitter: lines of one block share one
-// string, so splitting allocates per block, not per line.
-const blockBytes = 1 << 20
+// string, so splitting allocates per block, not per line. A variable so
+// tests can make blocks tiny and cut events at every possible place.
+var blockBytes = 1 << 20
 
 // splitter cuts a text stream into physical lines: '\n' ends a line, a
 // "\r\n" is one line end, a lone '\r' is kept. Invalid UTF-8 is replaced
@@ -41,6 +42,18 @@ func cutMarker(n int64) string { return fmt.Sprintf(" …[line cut: %d more byte
 // ended) and returns it; io.EOF when the stream is done. Errors of the
 // underlying reader are returned as they are.
 func (s *splitter) next(dst []string) ([]string, error) {
+	lines, region, err := s.chunk(dst)
+	if region != "" {
+		lines = splitLines(lines, region, s.maxLine)
+	}
+	return lines, err
+}
+
+// chunk returns the next lines, either split (appended to dst) or as one
+// region of whole lines still to be split with splitLines, so the
+// splitting can run on another goroutine. It returns io.EOF when the
+// stream is done. Errors of the underlying reader are returned as they are.
+func (s *splitter) chunk(dst []string) (lines []string, region string, err error) {
 	for {
 		if !s.eof && s.n < len(s.buf) {
 			for s.n < len(s.buf) {
@@ -52,7 +65,7 @@ func (s *splitter) next(dst []string) ([]string, error) {
 					break
 				}
 				if err != nil {
-					return dst, err
+					return dst, "", err
 				}
 				if m == 0 {
 					break
@@ -67,7 +80,7 @@ func (s *splitter) next(dst []string) ([]string, error) {
 				s.n = 0
 				if s.eof {
 					s.skipping = false
-					return append(dst, s.head+cutMarker(s.cut)), nil
+					return append(dst, s.head+cutMarker(s.cut)), "", nil
 				}
 				continue
 			}
@@ -78,11 +91,11 @@ func (s *splitter) next(dst []string) ([]string, error) {
 			dst = append(dst, s.head+cutMarker(s.cut))
 			s.skipping = false
 			s.n = copy(s.buf, data[i+1:])
-			return dst, nil
+			return dst, "", nil
 		}
 		if len(data) == 0 {
 			if s.eof {
-				return dst, io.EOF
+				return dst, "", io.EOF
 			}
 			continue
 		}
@@ -91,7 +104,7 @@ func (s *splitter) next(dst []string) ([]string, error) {
 			if s.eof {
 				region := string(data)
 				s.n = 0
-				return s.splitRegion(dst, region), nil
+				return dst, region, nil
 			}
 			if s.n < len(s.buf) {
 				continue
@@ -105,35 +118,58 @@ func (s *splitter) next(dst []string) ([]string, error) {
 		}
 		region := string(data[:j+1])
 		s.n = copy(s.buf, data[j+1:])
-		return s.splitRegion(dst, region), nil
+		return dst, region, nil
 	}
 }
 
-// splitRegion splits a region that ends with '\n' (or the final bytes of
-// the stream).
-func (s *splitter) splitRegion(dst []string, region string) []string {
-	valid := utf8.ValidString(region)
-	for len(region) > 0 {
-		i := strings.IndexByte(region, '\n')
-		var ln string
-		if i < 0 {
-			ln, region = region, ""
-		} else {
-			ln, region = region[:i], region[i+1:]
-		}
-		if len(ln) > 0 && ln[len(ln)-1] == '\r' {
-			ln = ln[:len(ln)-1]
-		}
-		if !valid && !utf8.ValidString(ln) {
-			ln = strings.ToValidUTF8(ln, "\uFFFD")
-		}
-		if len(ln) > s.maxLine {
-			h := validHead([]byte(ln), s.maxLine)
-			ln = h + cutMarker(int64(len(ln)-len(h)))
+// splitLines appends the lines of a region that ends with '\n' (or the
+// final bytes of the stream) to dst.
+func splitLines(dst []string, region string, maxLine int) []string {
+	it := newLineIter(region, maxLine)
+	for {
+		ln, ok := it.next()
+		if !ok {
+			return dst
 		}
 		dst = append(dst, ln)
 	}
-	return dst
+}
+
+// lineIter walks the lines of a region that ends with '\n' (or the final
+// bytes of the stream): CR before LF dropped, invalid UTF-8 replaced, lines
+// longer than maxLine cut with a marker.
+type lineIter struct {
+	region  string
+	valid   bool
+	maxLine int
+}
+
+func newLineIter(region string, maxLine int) lineIter {
+	return lineIter{region: region, valid: utf8.ValidString(region), maxLine: maxLine}
+}
+
+func (it *lineIter) next() (string, bool) {
+	if len(it.region) == 0 {
+		return "", false
+	}
+	i := strings.IndexByte(it.region, '\n')
+	var ln string
+	if i < 0 {
+		ln, it.region = it.region, ""
+	} else {
+		ln, it.region = it.region[:i], it.region[i+1:]
+	}
+	if len(ln) > 0 && ln[len(ln)-1] == '\r' {
+		ln = ln[:len(ln)-1]
+	}
+	if !it.valid && !utf8.ValidString(ln) {
+		ln = strings.ToValidUTF8(ln, "\uFFFD")
+	}
+	if len(ln) > it.maxLine {
+		h := validHead([]byte(ln), it.maxLine)
+		ln = h + cutMarker(int64(len(ln)-len(h)))
+	}
+	return ln, true
 }
 
 // validHead returns at most n bytes of b as a string, not splitting a
