@@ -156,21 +156,34 @@ func (f *Format) Parse(line string) Header {
 	if f == nil {
 		return h
 	}
-	if f.json || looksJSON(line) {
-		if f.json || f.layout == "" {
-			parseJSON(line, &h, f.yearOr())
-			return h
-		}
+	if f.json || f.layout == "" && looksJSON(line) {
+		parseJSON(line, &h, f.yearOr())
+		return h
 	}
 	if f.layout == "" {
 		// No learned header; still report a leading timestamp or level so
 		// the caller can rank, but keep the whole line as the message.
 		return h
 	}
-	var buf [maxItems]item
-	its := f.scan(line, buf[:0])
+	// Scan items and match them against the layout as they come: the
+	// same items scan would collect, up to the first that does not fit.
+	year := f.yearOr()
+	if len(line) > 0 && isSpace(line[0]) {
+		return Header{} // indented: a continuation line, no header
+	}
 	j, cut := 0, -1
-	for _, it := range its {
+	var last byte
+	for n, i := 0, 0; n < maxItems && i < len(line) && j < len(f.layout); n++ {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			break
+		}
+		it, ok := scanItem(line, i, year, last)
+		if !ok {
+			break
+		}
 		for j < len(f.layout) && f.layout[j] != it.kind && optionalKind(f.layout[j]) {
 			j++
 		}
@@ -178,8 +191,12 @@ func (f *Format) Parse(line string) Header {
 			break
 		}
 		j++
-		f.apply(line, it, &h)
+		f.apply(line, &it, &h)
 		cut = it.end
+		if it.kind == kComp || it.kind == kMsg {
+			break
+		}
+		last, i = it.kind, it.end
 	}
 	if cut < 0 {
 		return Header{}
@@ -205,7 +222,7 @@ func (f *Format) yearOr() int {
 
 func optionalKind(k byte) bool { return k != kTime }
 
-func (f *Format) apply(line string, it item, h *Header) {
+func (f *Format) apply(line string, it *item, h *Header) {
 	switch it.kind {
 	case kTime, kRel:
 		if h.Time == "" {
@@ -294,7 +311,7 @@ func (f *Format) scan(s string, out []item) []item {
 		if i >= len(s) {
 			break
 		}
-		it, ok := scanItem(s, i, year, out)
+		it, ok := scanItem(s, i, year, lastKind(out))
 		if !ok {
 			break
 		}
@@ -314,7 +331,9 @@ func lastKind(out []item) byte {
 	return out[len(out)-1].kind
 }
 
-func scanItem(s string, i, year int, prev []item) (item, bool) {
+// scanItem reads one header item at s[i]; last is the kind of the item
+// before it (0 at the start of the line).
+func scanItem(s string, i, year int, last byte) (item, bool) {
 	c := s[i]
 	// Timestamps.
 	if e, ms, ok := parseTime(s, i, year); ok {
@@ -363,16 +382,20 @@ func scanItem(s string, i, year int, prev []item) (item, bool) {
 	case '|':
 		return item{kind: kSep, start: i, end: i + 1}, true
 	}
-	e := wordEnd(s, i)
+	e, cls := wordEndClass(s, i)
 	w := s[i:e]
 	if w == "" {
 		return item{}, false
 	}
-	if w == "-" || w == "--" || w == "---" || w == ":" || w == "::" || w == ">" || w == "-->" || w == "=>" {
+	if len(w) <= 3 && (w == "-" || w == "--" || w == "---" || w == ":" || w == "::" || w == ">" || w == "-->" || w == "=>") {
 		return item{kind: kSep, start: i, end: e}, true
 	}
 	// key=value header fields (logfmt, slog text)
-	if eq := strings.IndexByte(w, '='); eq > 0 {
+	eq := -1
+	if cls&hEq != 0 {
+		eq = strings.IndexByte(w, '=')
+	}
+	if eq > 0 {
 		key := strings.ToLower(w[:eq])
 		ve := e
 		if eq+1 < len(w) && w[eq+1] == '"' {
@@ -424,7 +447,7 @@ func scanItem(s string, i, year int, prev []item) (item, bool) {
 		}
 	}
 	// A word between separators: "- app.worker -" (Python logging).
-	if len(prev) > 0 && lastKind(prev) == kSep && e+2 < len(s) && s[e] == ' ' && e-i <= maxFieldLen {
+	if last == kSep && e+2 < len(s) && s[e] == ' ' && e-i <= maxFieldLen {
 		if k := wordEnd(s, e+1); k > e+1 && k < len(s) && s[k] == ' ' {
 			if sw := s[e+1 : k]; sw == "-" || sw == "|" || sw == "---" {
 				return item{kind: kField, start: i, end: e}, true
@@ -436,12 +459,12 @@ func scanItem(s string, i, year int, prev []item) (item, bool) {
 		return item{kind: kField, start: i, end: e}, true
 	}
 	// Host after a syslog timestamp, when a component follows.
-	if lastKind(prev) == kTime && e-i <= maxFieldLen && (e == len(s) || s[e-1] != ':') && nextIsComp(s, e) {
+	if last == kTime && e-i <= maxFieldLen && (e == len(s) || s[e-1] != ':') && nextIsComp(s, e) {
 		return item{kind: kHost, start: i, end: e}, true
 	}
 	// Component "name:" or "name[pid]:" or "prog 1.2:" (two words), or
 	// "name :" (Spring Boot).
-	if ce := compEnd(s, i); ce > 0 {
+	if ce := compEndAt(s, i, e, cls); ce > 0 {
 		return item{kind: kComp, start: i, end: ce}, true
 	}
 	return item{}, false
@@ -478,16 +501,26 @@ func allDashes(s string) bool {
 // compEnd returns the end of a component at i ("name:", "name[12]:",
 // "prog 1.4.1:", "name :") or 0.
 func compEnd(s string, i int) int {
+	e, cls := wordEndClass(s, i)
+	return compEndAt(s, i, e, cls)
+}
+
+// wordEndClass is wordEnd, with the header classes of the word's bytes.
+func wordEndClass(s string, i int) (int, uint8) {
 	var cls uint8
-	e := i
-	for e < len(s) {
-		k := hdrClass[s[e]]
+	for i < len(s) {
+		k := hdrClass[s[i]]
 		if k&hStop != 0 {
 			break
 		}
 		cls |= k
-		e++
+		i++
 	}
+	return i, cls
+}
+
+// compEndAt is compEnd for the word s[i:e] whose classes are cls.
+func compEndAt(s string, i, e int, cls uint8) int {
 	w := s[i:e]
 	if len(w) == 0 || len(w) > maxFieldLen || cls&hEq != 0 || w[0] == '"' {
 		return 0
