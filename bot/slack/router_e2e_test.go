@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/bot/slack/slacktest"
 	"github.com/sleuth-bot/sleuth/memory"
 )
 
@@ -84,12 +85,12 @@ type stack struct {
 	stop   func()
 }
 
-func startStack(t *testing.T, fake *fakeSlack, db *memory.DB, mutate func(*Config)) *stack {
+func startStack(t *testing.T, fake *slacktest.Server, db *memory.DB, mutate func(*Config)) *stack {
 	t.Helper()
 	cfg := Config{
 		BotToken:       testBotToken,
 		SigningSecret:  testSecret,
-		APIURL:         fake.apiURL(),
+		APIURL:         fake.APIURL(),
 		UpdateInterval: -1,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -153,21 +154,21 @@ func callback(eventID string, inner map[string]any) []byte {
 	return b
 }
 
-func mentionWithFile(fake *fakeSlack, ts string, size int) map[string]any {
+func mentionWithFile(fake *slacktest.Server, ts string, size int) map[string]any {
 	return map[string]any{
 		"type": "app_mention", "user": "U_ALICE", "text": "<@UBOT> why did checkout fail at 10:02?",
 		"ts": ts, "channel": "C_OPS", "event_ts": ts,
 		"files": []map[string]any{{
 			"id": "F_LOG", "name": "app.log", "mimetype": "text/plain", "size": size,
-			"url_private_download": fake.srv.URL + "/files/app.log",
+			"url_private_download": fake.URL + "/files/app.log",
 		}},
 	}
 }
 
 func TestMentionWithFileThreadFollowUpRetryAndRestart(t *testing.T) {
-	fake := newFakeSlack(t)
+	fake := slacktest.New(t)
 	logBody := "10:01:59 INFO start\n10:02:00 INFO cart ok\n10:02:01 ERROR payment gateway timeout after 30s\n10:02:02 INFO done\n"
-	fake.files["/files/app.log"] = []byte(logBody)
+	fake.AddFile("/files/app.log", []byte(logBody))
 	db, err := memory.Open(context.Background(), memory.Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -183,11 +184,11 @@ func TestMentionWithFileThreadFollowUpRetryAndRestart(t *testing.T) {
 	}
 	waitFor(t, "✅ reaction", func() bool { return hasReaction(fake, "white_check_mark") })
 
-	adds := fake.callsTo("reactions.add")
+	adds := fake.Calls("reactions.add")
 	if adds[0].Form.Get("name") != "eyes" || adds[0].Form.Get("timestamp") != "1700000000.000100" {
 		t.Errorf("first reaction = %v, want eyes on the mention", adds[0].Form)
 	}
-	posts := fake.callsTo("chat.postMessage")
+	posts := fake.Calls("chat.postMessage")
 	if len(posts) != 1 {
 		t.Fatalf("chat.postMessage calls = %d, want 1 (the placeholder)", len(posts))
 	}
@@ -197,11 +198,11 @@ func TestMentionWithFileThreadFollowUpRetryAndRestart(t *testing.T) {
 	if got := posts[0].Form.Get("text"); !strings.HasPrefix(got, "Reading app.log, ") {
 		t.Errorf("placeholder text = %q, want Reading app.log, <size>…", got)
 	}
-	downloads := fake.callsTo("GET /files/app.log")
+	downloads := fake.Calls("GET /files/app.log")
 	if len(downloads) != 1 || downloads[0].Auth != "Bearer "+testBotToken {
 		t.Fatalf("downloads = %+v, want one with the bot token", downloads)
 	}
-	updates := fake.callsTo("chat.update")
+	updates := fake.Calls("chat.update")
 	final := updates[len(updates)-1]
 	if final.Form.Get("ts") != "1700000100.000001" {
 		t.Errorf("answer replaced ts %q, want the placeholder", final.Form.Get("ts"))
@@ -262,16 +263,16 @@ func TestMentionWithFileThreadFollowUpRetryAndRestart(t *testing.T) {
 	if n := len(st2.runner.Turns()); n != 0 {
 		t.Errorf("after restart the retried mention ran %d times, want 0", n)
 	}
-	if n := len(fake.callsTo("chat.postMessage")); n != 2 {
+	if n := len(fake.Calls("chat.postMessage")); n != 2 {
 		t.Errorf("chat.postMessage calls = %d, want 2 (one placeholder per answered message)", n)
 	}
 }
 
-func hasReaction(f *fakeSlack, name string) bool { return countReaction(f, name) > 0 }
+func hasReaction(f *slacktest.Server, name string) bool { return countReaction(f, name) > 0 }
 
-func countReaction(f *fakeSlack, name string) int {
+func countReaction(f *slacktest.Server, name string) int {
 	n := 0
-	for _, c := range f.callsTo("reactions.add") {
+	for _, c := range f.Calls("reactions.add") {
 		if c.Form.Get("name") == name {
 			n++
 		}
@@ -280,15 +281,15 @@ func countReaction(f *fakeSlack, name string) int {
 }
 
 func TestForgedAndStaleSignaturesGet401AndNoWork(t *testing.T) {
-	fake := newFakeSlack(t)
-	fake.files["/files/app.log"] = []byte("ERROR x\n")
+	fake := slacktest.New(t)
+	fake.AddFile("/files/app.log", []byte("ERROR x\n"))
 	db, err := memory.Open(context.Background(), memory.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	st := startStack(t, fake, db, nil)
-	before := len(fake.allCalls())
+	before := len(fake.AllCalls())
 	body := callback("EvF", mentionWithFile(fake, "1700000000.000300", 8))
 
 	cases := []struct {
@@ -328,7 +329,7 @@ func TestForgedAndStaleSignaturesGet401AndNoWork(t *testing.T) {
 	if n := len(st.runner.Turns()); n != 0 {
 		t.Errorf("forged requests ran %d turns", n)
 	}
-	if after := len(fake.allCalls()); after != before {
+	if after := len(fake.AllCalls()); after != before {
 		t.Errorf("forged requests made %d Slack calls", after-before)
 	}
 	// The same body, correctly signed and fresh, is accepted: the 401s were
@@ -340,7 +341,7 @@ func TestForgedAndStaleSignaturesGet401AndNoWork(t *testing.T) {
 }
 
 func TestURLVerificationAndBodyLimit(t *testing.T) {
-	fake := newFakeSlack(t)
+	fake := slacktest.New(t)
 	db, err := memory.Open(context.Background(), memory.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -371,9 +372,9 @@ func TestURLVerificationAndBodyLimit(t *testing.T) {
 }
 
 func TestFileOverCapGetsClearReply(t *testing.T) {
-	fake := newFakeSlack(t)
+	fake := slacktest.New(t)
 	logBody := strings.Repeat("INFO filler line\n", 200) + "ERROR late\n"
-	fake.files["/files/app.log"] = []byte(logBody)
+	fake.AddFile("/files/app.log", []byte(logBody))
 	db, err := memory.Open(context.Background(), memory.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func TestFileOverCapGetsClearReply(t *testing.T) {
 	// Size unknown in the event (0), so the cap bites while streaming.
 	postEvent(t, st.srv.URL, callback("EvBig", mentionWithFile(fake, "1700000000.000400", 0)), time.Now(), 0, testSecret)
 	waitFor(t, "❌ reaction", func() bool { return hasReaction(fake, "x") })
-	updates := fake.callsTo("chat.update")
+	updates := fake.Calls("chat.update")
 	final := updates[len(updates)-1].Form.Get("text")
 	if !strings.Contains(final, bot.ErrTooLarge.Error()) || !strings.Contains(final, "app.log") {
 		t.Errorf("reply %q does not say the file is too large", final)
@@ -395,12 +396,12 @@ func TestFileOverCapGetsClearReply(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
-	fake := newFakeSlack(t)
-	fake.files["/files/small.log"] = []byte("hello\n")
-	fake.files["/files/big.log"] = bytes.Repeat([]byte("a"), 4096)
-	fake.info["F_CONNECT"] = map[string]any{"id": "F_CONNECT", "name": "small.log", "size": 6, "url_private_download": fake.srv.URL + "/files/small.log"}
-	fake.info["F_HUGE"] = map[string]any{"id": "F_HUGE", "name": "huge.log", "size": 1 << 30, "url_private_download": fake.srv.URL + "/files/big.log"}
-	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.apiURL(), MaxAttachmentBytes: 1024})
+	fake := slacktest.New(t)
+	fake.AddFile("/files/small.log", []byte("hello\n"))
+	fake.AddFile("/files/big.log", bytes.Repeat([]byte("a"), 4096))
+	fake.SetFileInfo("F_CONNECT", map[string]any{"id": "F_CONNECT", "name": "small.log", "size": 6, "url_private_download": fake.URL + "/files/small.log"})
+	fake.SetFileInfo("F_HUGE", map[string]any{"id": "F_HUGE", "name": "huge.log", "size": 1 << 30, "url_private_download": fake.URL + "/files/big.log"})
+	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.APIURL(), MaxAttachmentBytes: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestOpen(t *testing.T) {
 		b, err := io.ReadAll(rc)
 		return string(b), err
 	}
-	u := fake.srv.URL
+	u := fake.URL
 	cases := []struct {
 		name     string
 		att      bot.Attachment
@@ -434,7 +435,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(fake.allCalls())
+			before := len(fake.AllCalls())
 			got, err := read(c.att)
 			if c.wantErr != nil {
 				if !errors.Is(err, c.wantErr) {
@@ -447,7 +448,7 @@ func TestOpen(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q", got, err, c.want)
 			}
 			if !c.download {
-				for _, call := range fake.allCalls()[before:] {
+				for _, call := range fake.AllCalls()[before:] {
 					if strings.HasPrefix(call.Method, "GET ") {
 						t.Errorf("downloaded %s although it should not", call.Method)
 					}
@@ -457,7 +458,7 @@ func TestOpen(t *testing.T) {
 	}
 
 	// A token Slack does not accept for the file: sign-in redirect.
-	bad, _ := New(Config{BotToken: "xoxb-other", SigningSecret: "s", APIURL: fake.apiURL()})
+	bad, _ := New(Config{BotToken: "xoxb-other", SigningSecret: "s", APIURL: fake.APIURL()})
 	_, err = bad.Open(ctx, bot.Attachment{Name: "small.log", URL: u + "/files/small.log"})
 	if !errors.Is(err, ErrFileAccess) {
 		t.Errorf("sign-in redirect: err = %v, want ErrFileAccess", err)
@@ -465,9 +466,9 @@ func TestOpen(t *testing.T) {
 }
 
 func TestRateLimitedCallsWaitForRetryAfter(t *testing.T) {
-	fake := newFakeSlack(t)
-	fake.limited["chat.postMessage"] = 1
-	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.apiURL()})
+	fake := slacktest.New(t)
+	fake.RateLimit("chat.postMessage", 1)
+	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.APIURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +477,7 @@ func TestRateLimitedCallsWaitForRetryAfter(t *testing.T) {
 	if err != nil || ts == "" {
 		t.Fatalf("Post after one 429: %q, %v", ts, err)
 	}
-	calls := fake.callsTo("chat.postMessage")
+	calls := fake.Calls("chat.postMessage")
 	if len(calls) != 2 {
 		t.Fatalf("chat.postMessage calls = %d, want 2", len(calls))
 	}
@@ -486,16 +487,16 @@ func TestRateLimitedCallsWaitForRetryAfter(t *testing.T) {
 	_ = start
 
 	// A Retry-After beyond MaxRetryWait fails instead of holding a worker.
-	fake.limited["chat.postMessage"] = 1
-	short, _ := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.apiURL(), MaxRetryWait: 100 * time.Millisecond})
+	fake.RateLimit("chat.postMessage", 1)
+	short, _ := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.APIURL(), MaxRetryWait: 100 * time.Millisecond})
 	if _, err := short.Post(context.Background(), bot.Conversation{Channel: "C1"}, bot.Reply{Text: "hi"}); err == nil {
 		t.Error("Post with Retry-After over MaxRetryWait succeeded")
 	}
 }
 
 func TestPostUploadsLongReportIntoThread(t *testing.T) {
-	fake := newFakeSlack(t)
-	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.apiURL()})
+	fake := slacktest.New(t)
+	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.APIURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,8 +506,8 @@ func TestPostUploadsLongReportIntoThread(t *testing.T) {
 	if err != nil || ts == "" {
 		t.Fatal(ts, err)
 	}
-	get := fake.callsTo("files.getUploadURLExternal")
-	done := fake.callsTo("files.completeUploadExternal")
+	get := fake.Calls("files.getUploadURLExternal")
+	done := fake.Calls("files.completeUploadExternal")
 	if len(get) != 1 || len(done) != 1 {
 		t.Fatalf("upload flow calls: get=%d complete=%d, want 1 and 1", len(get), len(done))
 	}
@@ -516,7 +517,7 @@ func TestPostUploadsLongReportIntoThread(t *testing.T) {
 	if done[0].Form.Get("channel_id") != "C1" || done[0].Form.Get("thread_ts") != "1700000000.000100" {
 		t.Errorf("completeUploadExternal form = %v, want the thread", done[0].Form)
 	}
-	if got := fake.uploadsSnapshot()["F_UP1"]; got != report {
+	if got := fake.Uploads()["F_UP1"]; got != report {
 		t.Errorf("uploaded %d bytes, want the %d-byte report", len(got), len(report))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/bot/slack/slacktest"
 )
 
 // lockedInbox records deliveries; safe for concurrent use.
@@ -43,10 +44,10 @@ func (l *lockedInbox) count() int {
 // WebSocket server speaking Socket Mode: hello, one events_api envelope,
 // then it waits for the ack.
 func TestSocketModeEndToEnd(t *testing.T) {
-	fake := newFakeSlack(t)
+	fake := slacktest.New(t)
 	acks := make(chan string, 4)
 	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	fake.wsHandler = func(w http.ResponseWriter, r *http.Request) {
+	fake.SetWebSocket(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := up.Upgrade(w, r, nil)
 		if err != nil {
 			return
@@ -66,8 +67,8 @@ func TestSocketModeEndToEnd(t *testing.T) {
 				acks <- id
 			}
 		}
-	}
-	ad, err := New(Config{BotToken: testBotToken, AppToken: "xapp-test", APIURL: fake.apiURL(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	})
+	ad, err := New(Config{BotToken: testBotToken, AppToken: "xapp-test", APIURL: fake.APIURL(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestSocketModeEndToEnd(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		cancel()
-		t.Fatalf("no ack within 10 s; calls: %+v", fake.allCalls())
+		t.Fatalf("no ack within 10 s; calls: %+v", fake.AllCalls())
 	}
 	waitFor(t, "delivery", func() bool { return in.count() == 1 })
 	if err := ad.Ready(ctx); err != nil {
@@ -96,7 +97,7 @@ func TestSocketModeEndToEnd(t *testing.T) {
 	if m.Text != "what broke?" || m.EventID != "EvSock" || !m.Mentioned || m.Platform != bot.PlatformSlack {
 		t.Errorf("delivered %+v", m)
 	}
-	if len(fake.callsTo("apps.connections.open")) == 0 || fake.callsTo("apps.connections.open")[0].Auth != "Bearer xapp-test" {
+	if len(fake.Calls("apps.connections.open")) == 0 || fake.Calls("apps.connections.open")[0].Auth != "Bearer xapp-test" {
 		t.Error("apps.connections.open was not called with the app token")
 	}
 	cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/bot/slack/slacktest"
 )
 
 // Slack's documented example (docs.slack.dev/authentication/verifying-requests-from-slack).
@@ -237,8 +238,8 @@ func TestSocketEnvelopeAckedBeforeWork(t *testing.T) {
 }
 
 func TestAssistantThreadStatusAndPrompts(t *testing.T) {
-	fake := newFakeSlack(t)
-	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.apiURL(), BotUserID: "UBOT", UpdateInterval: -1})
+	fake := slacktest.New(t)
+	ad, err := New(Config{BotToken: testBotToken, SigningSecret: "s", APIURL: fake.APIURL(), BotUserID: "UBOT", UpdateInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +251,8 @@ func TestAssistantThreadStatusAndPrompts(t *testing.T) {
 	started, _ := slackevents.ParseEvent(callback("EvA", map[string]any{"type": "assistant_thread_started", "assistant_thread": map[string]any{
 		"user_id": "U1", "channel_id": "D1", "thread_ts": "100.0", "context": map[string]any{}}}), slackevents.OptionNoVerifyToken())
 	ad.dispatch(ctx, in, started, 0)
-	waitFor(t, "suggested prompts", func() bool { return len(fake.callsTo("assistant.threads.setSuggestedPrompts")) == 1 })
-	sp := fake.callsTo("assistant.threads.setSuggestedPrompts")[0].Form
+	waitFor(t, "suggested prompts", func() bool { return len(fake.Calls("assistant.threads.setSuggestedPrompts")) == 1 })
+	sp := fake.Calls("assistant.threads.setSuggestedPrompts")[0].Form
 	if sp.Get("channel_id") != "D1" || sp.Get("thread_ts") != "100.0" || !strings.Contains(sp.Get("prompts"), "Why did this fail?") || !strings.Contains(sp.Get("prompts"), "What changed since the last run?") {
 		t.Errorf("suggested prompts form = %v", sp)
 	}
@@ -264,7 +265,7 @@ func TestAssistantThreadStatusAndPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var statuses []string
-	for _, c := range fake.callsTo("assistant.threads.setStatus") {
+	for _, c := range fake.Calls("assistant.threads.setStatus") {
 		if c.Form.Get("thread_ts") != "100.0" {
 			t.Errorf("status on thread %q", c.Form.Get("thread_ts"))
 		}
@@ -273,16 +274,16 @@ func TestAssistantThreadStatusAndPrompts(t *testing.T) {
 	if strings.Join(statuses, "|") != "is reading app.log, 2.0 MB…|step 1/3: reading app.log|" {
 		t.Errorf("statuses = %q", statuses)
 	}
-	post := fake.callsTo("chat.postMessage")[0].Form
+	post := fake.Calls("chat.postMessage")[0].Form
 	if post.Get("thread_ts") != "100.0" {
 		t.Errorf("assistant placeholder thread_ts = %q", post.Get("thread_ts"))
 	}
 	// A plain top-level DM is answered at top level, not in a thread.
 	p = ad.StartProgress(ctx, bot.Message{Platform: bot.PlatformSlack, Channel: "D2", Thread: "200.0", ID: "200.0", DM: true, User: "U1"})
-	if got := fake.callsTo("chat.postMessage")[1].Form.Get("thread_ts"); got != "" {
+	if got := fake.Calls("chat.postMessage")[1].Form.Get("thread_ts"); got != "" {
 		t.Errorf("top-level DM placeholder in thread %q", got)
 	}
-	if n := len(fake.callsTo("assistant.threads.setStatus")); n != 3 {
+	if n := len(fake.Calls("assistant.threads.setStatus")); n != 3 {
 		t.Errorf("a non-assistant DM set the assistant status (%d calls)", n)
 	}
 	_ = p
