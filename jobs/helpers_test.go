@@ -9,6 +9,7 @@ import (
 
 	"github.com/sleuth-bot/sleuth/bot"
 	"github.com/sleuth-bot/sleuth/memory"
+	"github.com/sleuth-bot/sleuth/skills/dailydigest"
 )
 
 // fakeClock is a settable clock; At channels fire when Advance passes
@@ -148,3 +149,47 @@ func (s *sleeps) all() []time.Duration {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// seedThread stores one analysed thread (a question, and an answer with
+// the error signature fp, an hour before t0): the digest's input.
+func seedThread(t *testing.T, st memory.Sessions, m bot.Message, fp string) {
+	t.Helper()
+	ctx := context.Background()
+	key := m.SessionKey()
+	if _, err := st.Ensure(ctx, memory.Session{Key: key, Platform: m.Platform, Tenant: m.Tenant, Channel: m.Channel, Thread: m.Thread}); err != nil {
+		t.Fatal(err)
+	}
+	for _, turn := range []memory.Turn{
+		{Session: key, Role: "user", Content: "why?", CreatedAt: t0.Add(-time.Hour)},
+		{Session: key, Role: "assistant", Content: "db", Fingerprints: []string{fp}, CreatedAt: t0.Add(-time.Hour)},
+	} {
+		if _, err := st.AppendTurn(ctx, turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startDigest starts a scheduler whose one job posts the 24-hour
+// daily-digest to target at 09:00 UTC through p (the platform's poster),
+// seeding sessions in db. It stops when the test ends.
+func startDigest(t *testing.T, clk *fakeClock, db *memory.DB, platform string, p Poster, target string) *Scheduler {
+	t.Helper()
+	dd, err := dailydigest.New(dailydigest.Config{Sessions: db.Sessions(), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{
+		DB: db.SQL(), Clock: clk, Logger: quiet, Sessions: db.Sessions(), Skills: registry(t, dd),
+		Posters: map[string]Poster{platform: p},
+		Defs:    []Def{{Name: "digest", Schedule: "0 9 * * *", Timezone: "UTC", Skill: "daily-digest", Args: map[string]any{"window": "24h"}, Target: target}},
+	})
+	if err != nil || len(s.Problems()) > 0 {
+		t.Fatal(err, s.Problems())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); s.Wait() })
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -16,9 +16,7 @@ import (
 	"github.com/sleuth-bot/sleuth/bot"
 	"github.com/sleuth-bot/sleuth/bot/local"
 	"github.com/sleuth-bot/sleuth/bot/metrics"
-	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
-	"github.com/sleuth-bot/sleuth/skills/dailydigest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(logOut(), &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -77,36 +75,13 @@ func TestDigestThroughLocalAdapterSeedsThread(t *testing.T) {
 	clk := newClock(t0)
 	db := openDB(t, t.TempDir(), clk.Now)
 	ctx := context.Background()
-	// Seed one analysed thread in the local channel within the window.
 	st := db.Sessions()
-	key := bot.Message{Platform: "local", Tenant: "local", Channel: "ops", ID: "q1", Thread: "q1"}.SessionKey()
-	if _, err := st.Ensure(ctx, memory.Session{Key: key, Platform: "local", Tenant: "local", Channel: "ops", Thread: "q1"}); err != nil {
-		t.Fatal(err)
-	}
-	st.AppendTurn(ctx, memory.Turn{Session: key, Role: "user", Content: "why?", CreatedAt: t0.Add(-time.Hour)})
-	st.AppendTurn(ctx, memory.Turn{Session: key, Role: "assistant", Content: "db", Fingerprints: []string{"fp-db"}, CreatedAt: t0.Add(-time.Hour)})
-
-	dd, err := dailydigest.New(dailydigest.Config{Sessions: st, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seedThread(t, st, bot.Message{Platform: "local", Tenant: "local", Channel: "ops", ID: "q1", Thread: "q1"}, "fp-db")
 	la, err := local.New(local.Config{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{
-		DB: db.SQL(), Clock: clk, Logger: quiet, Sessions: st, Skills: registry(t, dd),
-		Posters: map[string]Poster{bot.PlatformLocal: la},
-		Defs:    []Def{{Name: "digest", Schedule: "0 9 * * *", Timezone: "UTC", Skill: "daily-digest", Args: map[string]any{"window": "24h"}, Target: "local:ops"}},
-	})
-	if err != nil || len(s.Problems()) > 0 {
-		t.Fatal(err, s.Problems())
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer func() { cancel(); s.Wait() }()
-	if err := s.Start(runCtx); err != nil {
-		t.Fatal(err)
-	}
+	s := startDigest(t, clk, db, bot.PlatformLocal, la, "local:ops")
 	clk.Advance(30 * time.Second) // 08:59:30: not yet
 	if len(la.Posts()) != 0 {
 		t.Fatal("posted before 09:00")

@@ -9,8 +9,6 @@ import (
 	"github.com/sleuth-bot/sleuth/bot"
 	"github.com/sleuth-bot/sleuth/bot/slack"
 	"github.com/sleuth-bot/sleuth/bot/slack/slacktest"
-	"github.com/sleuth-bot/sleuth/memory"
-	"github.com/sleuth-bot/sleuth/skills/dailydigest"
 )
 
 // nopInbox drops events: these tests only post.
@@ -44,39 +42,11 @@ func TestDigestThroughSlackAdapterSeedsThread(t *testing.T) {
 	clk := newClock(t0)
 	db := openDB(t, t.TempDir(), clk.Now)
 	ctx := context.Background()
-	// One analysed Slack thread in C1 within the window.
 	st := db.Sessions()
-	key := bot.Message{Platform: bot.PlatformSlack, Tenant: slacktest.TeamID, Channel: "C1", ID: "1699990000.000100", Thread: "1699990000.000100"}.SessionKey()
-	if _, err := st.Ensure(ctx, memory.Session{Key: key, Platform: bot.PlatformSlack, Tenant: slacktest.TeamID, Channel: "C1", Thread: "1699990000.000100"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, turn := range []memory.Turn{
-		{Session: key, Role: "user", Content: "why did checkout fail?", CreatedAt: t0.Add(-time.Hour)},
-		{Session: key, Role: "assistant", Content: "the database pool ran dry", Fingerprints: []string{"fp-pool"}, CreatedAt: t0.Add(-time.Hour)},
-	} {
-		if _, err := st.AppendTurn(ctx, turn); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dd, err := dailydigest.New(dailydigest.Config{Sessions: st, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seedThread(t, st, bot.Message{Platform: bot.PlatformSlack, Tenant: slacktest.TeamID, Channel: "C1", ID: "1699990000.000100", Thread: "1699990000.000100"}, "fp-pool")
 	fake := slacktest.New(t)
 	ad := slackAdapter(t, fake)
-	s, err := New(Config{
-		DB: db.SQL(), Clock: clk, Logger: quiet, Sessions: st, Skills: registry(t, dd),
-		Posters: map[string]Poster{bot.PlatformSlack: ad},
-		Defs:    []Def{{Name: "digest", Schedule: "0 9 * * *", Timezone: "UTC", Skill: "daily-digest", Args: map[string]any{"window": "24h"}, Target: "slack:C1"}},
-	})
-	if err != nil || len(s.Problems()) > 0 {
-		t.Fatal(err, s.Problems())
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer func() { cancel(); s.Wait() }()
-	if err := s.Start(runCtx); err != nil {
-		t.Fatal(err)
-	}
+	s := startDigest(t, clk, db, bot.PlatformSlack, ad, "slack:C1")
 	clk.Advance(time.Minute) // 09:00
 	eventually(t, "chat.postMessage", func() bool { return len(fake.Calls("chat.postMessage")) == 1 })
 	post := fake.Calls("chat.postMessage")[0]
