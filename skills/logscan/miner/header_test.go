@@ -128,3 +128,52 @@ func TestUnixMSMatchesTimeDate(t *testing.T) {
 		}
 	}
 }
+
+// clockRef is clock's general loop alone; clock's HH:MM:SS fast path must
+// agree with it on every input.
+func clockRef(s string, i int) (int, int64, bool) {
+	var f [3]int
+	j := i
+	for k := 0; k < 3; k++ {
+		e := runDigits(s, j)
+		if e-j < 1 || e-j > 2 {
+			return 0, 0, false
+		}
+		f[k], _ = digits(s, j, e-j)
+		j = e
+		if k < 2 {
+			if j >= len(s) || s[j] != ':' {
+				return 0, 0, false
+			}
+			j++
+		}
+	}
+	if f[0] > 24 || f[1] > 59 || f[2] > 60 {
+		return 0, 0, false
+	}
+	e, ms, _ := clock("00:00:00"+s[j:], 0) // the fraction part, shared
+	return j + e - 8, int64(f[0])*3600000 + int64(f[1])*60000 + int64(f[2])*1000 + ms, true
+}
+
+func TestClockFastPath(t *testing.T) {
+	const alpha = "0123456789:.9"
+	x := uint64(88172645463325252)
+	for n := 0; n < 200000; n++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b := make([]byte, 6+x%9)
+		for k := range b {
+			b[k] = alpha[(x>>(k*4))%uint64(len(alpha))]
+		}
+		if x%3 == 0 && len(b) >= 8 {
+			b[2], b[5] = ':', ':'
+		}
+		s := string(b)
+		e1, v1, ok1 := clock(s, 0)
+		e2, v2, ok2 := clockRef(s, 0)
+		if e1 != e2 || v1 != v2 || ok1 != ok2 {
+			t.Fatalf("%q: clock %d %d %v, reference %d %d %v", s, e1, v1, ok1, e2, v2, ok2)
+		}
+	}
+}

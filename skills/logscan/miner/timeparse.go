@@ -93,18 +93,27 @@ func skipAlpha(s string, i int) int {
 func clock(s string, i int) (int, int64, bool) {
 	var f [3]int
 	j := i
-	for k := 0; k < 3; k++ {
-		e := runDigits(s, j)
-		if e-j < 1 || e-j > 2 {
-			return 0, 0, false
-		}
-		f[k], _ = digits(s, j, e-j)
-		j = e
-		if k < 2 {
-			if j >= len(s) || s[j] != ':' {
+	if i+8 <= len(s) && s[i+2] == ':' && s[i+5] == ':' && (i+8 == len(s) || !isDigit(s[i+8])) &&
+		isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+3]) && isDigit(s[i+4]) && isDigit(s[i+6]) && isDigit(s[i+7]) {
+		// HH:MM:SS, the common shape, read in one go
+		f[0] = int(s[i]-'0')*10 + int(s[i+1]-'0')
+		f[1] = int(s[i+3]-'0')*10 + int(s[i+4]-'0')
+		f[2] = int(s[i+6]-'0')*10 + int(s[i+7]-'0')
+		j = i + 8
+	} else {
+		for k := 0; k < 3; k++ {
+			e := runDigits(s, j)
+			if e-j < 1 || e-j > 2 {
 				return 0, 0, false
 			}
-			j++
+			f[k], _ = digits(s, j, e-j)
+			j = e
+			if k < 2 {
+				if j >= len(s) || s[j] != ':' {
+					return 0, 0, false
+				}
+				j++
+			}
 		}
 	}
 	h, m, sec := f[0], f[1], f[2]
