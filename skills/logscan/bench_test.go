@@ -281,3 +281,75 @@ func BenchmarkAnalyze64MB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStages measures each pipeline stage alone, on one goroutine, in
+// ns per line of a 16 MB generated log: split (lines of a block), parse
+// (header, level, timestamp), group (event boundaries), mine (Miner.Add of
+// each event head) and consume (mining plus the engine's statistics). Run:
+//
+//	go test -run XXX -bench BenchmarkStages -benchtime 3x ./skills/logscan/
+func BenchmarkStages(b *testing.B) {
+	var buf strings.Builder
+	if err := genLog(&buf, 16<<20, 4); err != nil {
+		b.Fatal(err)
+	}
+	region := buf.String()
+	lines := splitLines(nil, region, defaultMaxLineBytes)
+	g := newGrouper(lines[:headerSample])
+	recs := make([]rec, len(lines))
+	for i, l := range lines {
+		recs[i] = g.parse(l)
+		g.group(&recs[i])
+	}
+	perLine := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(lines)), "ns/line")
+	}
+	b.Run("split", func(b *testing.B) {
+		dst := make([]string, 0, len(lines))
+		for b.Loop() {
+			dst = splitLines(dst[:0], region, defaultMaxLineBytes)
+		}
+		perLine(b)
+	})
+	b.Run("parse", func(b *testing.B) {
+		out := make([]rec, len(lines))
+		for b.Loop() {
+			for i, l := range lines {
+				out[i] = g.parse(l)
+			}
+		}
+		perLine(b)
+	})
+	b.Run("group", func(b *testing.B) {
+		out := append([]rec(nil), recs...)
+		for b.Loop() {
+			g.groupState = groupState{}
+			for i := range out {
+				g.group(&out[i])
+			}
+		}
+		perLine(b)
+	})
+	b.Run("mine", func(b *testing.B) {
+		for b.Loop() {
+			m := newEngine(Options{}).m
+			for i := range recs {
+				if !recs[i].cont && !recs[i].blank {
+					m.Add(recs[i].msg)
+				}
+			}
+		}
+		perLine(b)
+	})
+	b.Run("consume", func(b *testing.B) {
+		for b.Loop() {
+			e := newEngine(Options{})
+			fs := &fileState{name: "x", minutes: map[int64]*minuteBucket{}}
+			e.phase = 1
+			e.files = append(e.files, fs)
+			e.consume(fs, 0, 1, recs)
+			e.finishEvent(fs, 0)
+		}
+		perLine(b)
+	})
+}

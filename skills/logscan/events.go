@@ -228,6 +228,13 @@ func (g *grouper) startEvent(r *rec) {
 	g.mode = modeNone
 	g.rustMsg = false
 	m := r.msg
+	// Most heads start with none of the stack openers' first letters.
+	if !stackOpener[byteAt(m)] && !stackOpener[byteAt(r.text)] {
+		if r.level >= lvWarn || exceptionLine(m) {
+			g.mode = modeJava
+		}
+		return
+	}
 	switch {
 	case strings.HasPrefix(m, "Traceback (most recent call last)") || strings.HasPrefix(r.text, "Traceback (most recent call last)"):
 		g.mode = modePython
@@ -241,6 +248,17 @@ func (g *grouper) startEvent(r *rec) {
 	case r.level >= lvWarn:
 		g.mode = modeJava
 	}
+}
+
+// stackOpener marks the first bytes of the messages startEvent looks for:
+// Traceback, panic, fatal error, thread '…' panicked, Unhandled exception.
+var stackOpener = [256]bool{'T': true, 'p': true, 'f': true, 't': true, 'U': true}
+
+func byteAt(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
 }
 
 // exceptionLine reports whether s starts like an exception line:

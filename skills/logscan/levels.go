@@ -3,7 +3,6 @@ package logscan
 import (
 	"regexp"
 	"strings"
-	"unsafe"
 
 	"github.com/sleuth-bot/sleuth/skills/logscan/miner"
 )
@@ -250,28 +249,47 @@ var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "
 	"kill", "memory", "oom", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
 	"not ", "invalid", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
 
+// stemsByFirst lists the keyword stems by their first byte.
+var stemsByFirst = func() (t [256][]string) {
+	for _, k := range keywordStems {
+		t[k[0]] = append(t[k[0]], k)
+	}
+	return t
+}()
+
+// mayHaveKeyword reports whether the first 512 bytes of msg contain a
+// keyword stem, ignoring ASCII case; one pass over msg.
 func mayHaveKeyword(msg string) bool {
 	if len(msg) > 512 {
 		msg = msg[:512]
 	}
-	var buf [512]byte
-	b := buf[:len(msg)]
 	for i := 0; i < len(msg); i++ {
-		c := msg[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	low := unsafeString(b)
-	for _, k := range keywordStems {
-		if strings.Contains(low, k) {
-			return true
+		for _, k := range stemsByFirst[lowerASCII(msg[i])] {
+			if hasPrefixLower(msg[i:], k) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// unsafeString views b as a string without copying; b must not change
-// while the string is in use.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixLower reports whether s starts with the lower-case stem k,
+// ignoring the ASCII case of s.
+func hasPrefixLower(s, k string) bool {
+	if len(s) < len(k) {
+		return false
+	}
+	for j := 1; j < len(k); j++ {
+		if lowerASCII(s[j]) != k[j] {
+			return false
+		}
+	}
+	return true
+}

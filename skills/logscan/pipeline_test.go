@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,49 @@ func TestBlockBoundariesDoNotChangeResults(t *testing.T) {
 	}
 	if len(want[gen].tmpl) == 0 || !bytes.Contains(want[gen].rep, []byte("SQLException")) {
 		t.Fatalf("generated log gave no templates or lost its cause: %.300s", want[gen].rep)
+	}
+}
+
+// The one-pass keyword prefilter must agree with lower-casing the message
+// and looking for every stem.
+func TestMayHaveKeywordAgreesWithContains(t *testing.T) {
+	slow := func(msg string) bool {
+		if len(msg) > 512 {
+			msg = msg[:512]
+		}
+		low := []byte(msg)
+		for i, c := range low {
+			if c >= 'A' && c <= 'Z' {
+				low[i] = c + 'a' - 'A'
+			}
+		}
+		for _, k := range keywordStems {
+			if bytes.Contains(low, []byte(k)) {
+				return true
+			}
+		}
+		return false
+	}
+	msgs := []string{"", "ok", "ERROR", "Can't open", "cAN'T", "NOT found", "not", "xcept", "Timeout", "tim", "é ERR", strings.Repeat("a", 511) + "err", strings.Repeat("a", 510) + "err"}
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.log"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, strings.Split(string(b), "\n")...)
+	}
+	hits := 0
+	for _, m := range msgs {
+		got, want := mayHaveKeyword(m), slow(m)
+		if got != want {
+			t.Errorf("mayHaveKeyword(%q) = %v, want %v", m, got, want)
+		}
+		if got {
+			hits++
+		}
+	}
+	if hits == 0 || hits == len(msgs) {
+		t.Fatalf("%d of %d messages hit: the check proves nothing", hits, len(msgs))
 	}
 }
