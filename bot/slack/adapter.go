@@ -133,9 +133,14 @@ func (a *Adapter) identify(ctx context.Context) {
 	a.log.Info("slack: authenticated", "team_id", res.TeamID, "bot_user", res.UserID)
 }
 
-// Tenant returns the workspace (team) id, as in the messages' Tenant, once
-// auth.test has answered; "" before.
+// Tenant returns the workspace (team) id, as in the messages' Tenant. It
+// asks auth.test when Run has not learnt it yet (a job posting before the
+// first connection, or `sleuth jobs run`); "" when Slack cannot say.
 func (a *Adapter) Tenant() string {
+	if id, _ := a.teamID.Load().(string); id != "" {
+		return id
+	}
+	a.identify(context.Background())
 	id, _ := a.teamID.Load().(string)
 	return id
 }

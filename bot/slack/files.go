@@ -179,13 +179,13 @@ func (c *cappedBody) Close() error { return c.rc.Close() }
 func humanSize(n int64) string {
 	switch {
 	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	case n >= 10<<20:
-		return fmt.Sprintf("%d MB", n>>20)
+		return fmt.Sprintf("%d MiB", n>>20)
 	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
+		return fmt.Sprintf("%d KiB", n>>10)
 	default:
 		return fmt.Sprintf("%d B", n)
 	}

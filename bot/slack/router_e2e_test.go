@@ -521,3 +521,21 @@ func TestPostUploadsLongReportIntoThread(t *testing.T) {
 		t.Errorf("uploaded %d bytes, want the %d-byte report", len(got), len(report))
 	}
 }
+
+func TestTenantBeforeRunAsksAuthTest(t *testing.T) {
+	fake := slacktest.New(t)
+	a, err := New(Config{BotToken: slacktest.BotToken, SigningSecret: testSecret, APIURL: fake.APIURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Tenant(); got != slacktest.TeamID {
+		t.Fatalf("Tenant() before Run = %q, want %q", got, slacktest.TeamID)
+	}
+	if n := len(fake.Calls("auth.test")); n != 1 {
+		t.Fatalf("auth.test called %d times, want 1", n)
+	}
+	a.Tenant() // cached
+	if n := len(fake.Calls("auth.test")); n != 1 {
+		t.Fatalf("auth.test called %d times after caching, want 1", n)
+	}
+}

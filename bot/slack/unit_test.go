@@ -177,7 +177,7 @@ func TestNormaliseMessages(t *testing.T) {
 	if len(m.Attachments) != 1 || m.Attachments[0].URL != "" || m.Attachments[0].Size != 12<<20 {
 		t.Errorf("Slack Connect file should have no URL (files.info later): %+v", m.Attachments)
 	}
-	if got := placeholderText(m); got != "Reading app.log, 12 MB…" {
+	if got := placeholderText(m); got != "Reading app.log, 12 MiB…" {
 		t.Errorf("placeholder = %q", got)
 	}
 	if _, why := ad.fromMention(&slackevents.AppMentionEvent{BotID: "B2", User: "U2", Text: "<@UBOT> hi", TimeStamp: "6.0", Channel: "C1"}); why == "" {
@@ -271,7 +271,7 @@ func TestAssistantThreadStatusAndPrompts(t *testing.T) {
 		}
 		statuses = append(statuses, c.Form.Get("status"))
 	}
-	if strings.Join(statuses, "|") != "is reading app.log, 2.0 MB…|step 1/3: reading app.log|" {
+	if strings.Join(statuses, "|") != "is reading app.log, 2.0 MiB…|step 1/3: reading app.log|" {
 		t.Errorf("statuses = %q", statuses)
 	}
 	post := fake.Calls("chat.postMessage")[0].Form
