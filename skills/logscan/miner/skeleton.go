@@ -186,9 +186,17 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 				}
 				rd = true
 			}
-			if i+1 == n || msg[i+1]|0x20 != 'x' {
-				c = '1'
+			// the whole run of digits; the last stays as written before 'x'
+			for i < n && isDigit(msg[i]) {
+				out[k] = '1'
+				k++
+				i++
 			}
+			if i < n && msg[i]|0x20 == 'x' {
+				out[k-1] = msg[i-1]
+			}
+			i--
+			continue
 		case skLetter:
 			letters = true
 			if rd {
