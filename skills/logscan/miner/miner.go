@@ -8,14 +8,21 @@
 //
 // # Mining
 //
-// Add masks a message in one pass (numbers, hex, IPs, IP:port, UUIDs,
-// paths, URLs, block ids, durations, sizes, booleans, dates inside the
-// message), splits key=value so keys survive, and looks the masked shape up
-// in a map: most lines of a log hit a shape seen before and cost one hash
-// lookup. A new shape (a "leaf") is clustered Drain-style among clusters of
-// the same token count and first token, with a similarity threshold that
-// depends on the number of constant tokens; differing positions become
-// "<*>". Finish merges clusters whose constant tokens are the same in the
+// Add first builds the message's skeleton in one pass (its bytes with the
+// digits, and letters next to digits, reduced to their classes; see
+// skeleton.go) and looks it up in a bounded cache of skeletons seen before:
+// most lines of a log repeat a few shapes and cost that pass and one hash
+// lookup, with no masking at all. The cache only serves a message that
+// would mask to the same key (FuzzSkeleton checks this against the
+// masker), so results are exactly those of masking every line.
+//
+// Otherwise Add masks the message in one pass (numbers, hex, IPs, IP:port,
+// UUIDs, paths, URLs, block ids, durations, sizes, booleans, dates inside
+// the message), splits key=value so keys survive, and looks the masked
+// shape up in a map. A new shape (a "leaf") is clustered Drain-style among
+// clusters of the same token count and first token, with a similarity
+// threshold that depends on the number of constant tokens; differing
+// positions become "<*>". Finish merges clusters whose constant tokens are the same in the
 // same order (optional trailing fields), and clusters whose final template
 // text is equal share it and its id.
 //
@@ -24,7 +31,9 @@
 // At most MaxClusters clusters and MaxLeaves leaves are kept; past them new
 // shapes join the most similar existing cluster of their length or, failing
 // that, a catch-all cluster whose template is "<*>". Memory is bounded by
-// those caps and by maxMsgBytes per leaf.
+// those caps, by maxMsgBytes per leaf, and by maxSkeletons and
+// maxSkeletonBytes for the skeleton cache (which starts again empty when
+// full).
 package miner
 
 import (
