@@ -175,6 +175,15 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 	work := make(chan *block, nblocks)
 	order := make(chan *block, nblocks)
 	eg, gctx := errgroup.WithContext(ctx)
+	// Read buffers are recycled: a block's lines are views of the buffer
+	// they were read into, which goes back to the pool once the consumer is
+	// done with the last block cut from it. Blocks in flight hold at most
+	// nblocks buffers, the splitter one more.
+	var pool *bufPool
+	if recycleBuffers {
+		pool = newBufPool(nblocks+2, len(sp.buf))
+		sp.getBuf = func() ([]byte, error) { return pool.get(gctx) }
+	}
 	eg.Go(func() error {
 		defer close(order)
 		defer close(work)
@@ -201,6 +210,10 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 			g.fixBlock(b)
 			e.consume(fs, fileIdx, lineNo, b.recs)
 			lineNo += len(b.recs)
+			if b.release != nil {
+				fs.detach()
+				pool.put(b.release)
+			}
 			b.reset()
 			free <- b
 		}
@@ -217,6 +230,77 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 	return fs, nil
 }
 
+// recycleBuffers turns the recycling of read buffers on (a variable so
+// tests can compare with fresh buffers).
+var recycleBuffers = true
+
+// poisonRecycled makes tests overwrite a recycled buffer, so a string
+// still pointing into it shows up as garbage.
+var poisonRecycled = false
+
+// bufPool recycles read buffers of one size; at most max are made.
+type bufPool struct {
+	c    chan []byte
+	size int
+	made int // touched by the reader only
+	max  int
+}
+
+func newBufPool(max, size int) *bufPool {
+	return &bufPool{c: make(chan []byte, max+1), size: size, max: max}
+}
+
+// get returns a free buffer, a new one while fewer than max exist, or
+// waits for one to be put back.
+func (p *bufPool) get(ctx context.Context) ([]byte, error) {
+	select {
+	case b := <-p.c:
+		return b, nil
+	default:
+	}
+	if p.made < p.max {
+		p.made++
+		return make([]byte, p.size), nil
+	}
+	select {
+	case b := <-p.c:
+		return b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// put recycles b; a buffer beyond the pool's room is left to the GC.
+func (p *bufPool) put(b []byte) {
+	if poisonRecycled {
+		for i := range b {
+			b[i] = 'Z'
+		}
+	}
+	if len(b) != p.size {
+		return
+	}
+	select {
+	case p.c <- b:
+	default:
+	}
+}
+
+// detach copies the strings the file's state keeps from the lines seen so
+// far, before the buffer they point into is recycled.
+func (fs *fileState) detach() {
+	ev := &fs.ev
+	if ev.active {
+		ev.text, ev.msg, ev.time, ev.keyText = clone(ev.text), clone(ev.msg), clone(ev.time), clone(ev.keyText)
+	} else {
+		ev.text, ev.msg, ev.time, ev.keyText = "", "", "", ""
+	}
+	fs.endTime = clone(fs.endTime)
+	if fs.curBucket != nil {
+		fs.curBucket.lastTime = clone(fs.curBucket.lastTime)
+	}
+}
+
 // block is a run of consecutive physical lines of one file.
 type block struct {
 	region string   // whole lines still to be split; "" when lines is set
@@ -228,10 +312,13 @@ type block struct {
 	sync  int
 	state groupState
 	ready chan struct{} // the parser is done with the block
+	// release is the read buffer to recycle once this block is consumed
+	// (set on the last block cut from it).
+	release []byte
 }
 
 func (b *block) reset() {
-	b.region = ""
+	b.region, b.release = "", nil
 	clear(b.lines)
 	clear(b.recs)
 	b.lines, b.recs = b.lines[:0], b.recs[:0]
@@ -300,7 +387,8 @@ func readBlocks(ctx context.Context, sp *splitter, pending [][]string, free chan
 			return err
 		}
 		var region string
-		b.lines, region, err = sp.chunk(b.lines)
+		var owned []byte
+		b.lines, region, owned, err = sp.chunk(b.lines)
 		for len(region) > maxRegion {
 			// Cut the region after the first line end past maxRegion.
 			i := strings.IndexByte(region[maxRegion:], '\n')
@@ -313,7 +401,7 @@ func readBlocks(ctx context.Context, sp *splitter, pending [][]string, free chan
 				return err
 			}
 		}
-		b.region = region
+		b.region, b.release = region, owned
 		if len(b.lines) > 0 || b.region != "" {
 			send(b)
 		} else {

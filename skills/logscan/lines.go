@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // blockBytes is the read size of the splitter: lines of one block share one
@@ -28,6 +29,11 @@ type splitter struct {
 	skipping bool   // inside an over-long line
 	head     string // kept part of the over-long line
 	cut      int64  // bytes skipped so far
+
+	// getBuf, when set, makes chunk hand out its read buffer: the region
+	// is a view of it (no copy) and the caller recycles it once no line
+	// of it is in use; getBuf supplies the next read buffer.
+	getBuf func() ([]byte, error)
 }
 
 func newSplitter(r io.Reader, maxLine int) *splitter {
@@ -42,7 +48,7 @@ func cutMarker(n int64) string { return fmt.Sprintf(" …[line cut: %d more byte
 // ended) and returns it; io.EOF when the stream is done. Errors of the
 // underlying reader are returned as they are.
 func (s *splitter) next(dst []string) ([]string, error) {
-	lines, region, err := s.chunk(dst)
+	lines, region, _, err := s.chunk(dst)
 	if region != "" {
 		lines = splitLines(lines, region, s.maxLine)
 	}
@@ -53,7 +59,9 @@ func (s *splitter) next(dst []string) ([]string, error) {
 // region of whole lines still to be split with splitLines, so the
 // splitting can run on another goroutine. It returns io.EOF when the
 // stream is done. Errors of the underlying reader are returned as they are.
-func (s *splitter) chunk(dst []string) (lines []string, region string, err error) {
+// With getBuf set, owned is the buffer the region views; it must not be
+// written until no string of the region is in use.
+func (s *splitter) chunk(dst []string) (lines []string, region string, owned []byte, err error) {
 	for {
 		if !s.eof && s.n < len(s.buf) {
 			for s.n < len(s.buf) {
@@ -65,7 +73,7 @@ func (s *splitter) chunk(dst []string) (lines []string, region string, err error
 					break
 				}
 				if err != nil {
-					return dst, "", err
+					return dst, "", nil, err
 				}
 				if m == 0 {
 					break
@@ -80,7 +88,7 @@ func (s *splitter) chunk(dst []string) (lines []string, region string, err error
 				s.n = 0
 				if s.eof {
 					s.skipping = false
-					return append(dst, s.head+cutMarker(s.cut)), "", nil
+					return append(dst, s.head+cutMarker(s.cut)), "", nil, nil
 				}
 				continue
 			}
@@ -91,11 +99,11 @@ func (s *splitter) chunk(dst []string) (lines []string, region string, err error
 			dst = append(dst, s.head+cutMarker(s.cut))
 			s.skipping = false
 			s.n = copy(s.buf, data[i+1:])
-			return dst, "", nil
+			return dst, "", nil, nil
 		}
 		if len(data) == 0 {
 			if s.eof {
-				return dst, "", io.EOF
+				return dst, "", nil, io.EOF
 			}
 			continue
 		}
@@ -104,7 +112,7 @@ func (s *splitter) chunk(dst []string) (lines []string, region string, err error
 			if s.eof {
 				region := string(data)
 				s.n = 0
-				return dst, region, nil
+				return dst, region, nil, nil
 			}
 			if s.n < len(s.buf) {
 				continue
@@ -116,9 +124,19 @@ func (s *splitter) chunk(dst []string) (lines []string, region string, err error
 			s.n = 0
 			continue
 		}
+		if s.getBuf != nil {
+			nb, err := s.getBuf()
+			if err != nil {
+				return dst, "", nil, err
+			}
+			owned = s.buf
+			s.buf = nb[:len(owned)]
+			s.n = copy(s.buf, data[j+1:])
+			return dst, unsafe.String(&data[0], j+1), owned, nil
+		}
 		region := string(data[:j+1])
 		s.n = copy(s.buf, data[j+1:])
-		return dst, region, nil
+		return dst, region, nil, nil
 	}
 }
 

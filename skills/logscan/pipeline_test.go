@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,19 +26,20 @@ func analyzeJSON(t *testing.T, paths []string, opt Options) []byte {
 	return b
 }
 
-func templatesJSONL(t *testing.T, path string) []byte {
+func templatesJSONL(t *testing.T, path string, opt Options) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteTemplatesJSONL(context.Background(), path, Options{}, &buf); err != nil {
+	if err := WriteTemplatesJSONL(context.Background(), path, opt, &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 // Blocks are parsed in parallel and grouped provisionally; the consumer
-// fixes the lines before each block's first timestamp. Cutting the input
-// into blocks of one or a few lines, so that block ends fall inside every
-// stack trace, must give exactly the report and templates of large blocks.
+// fixes the lines before each block's first timestamp, and read buffers
+// are recycled. Cutting the input into blocks of one or a few lines, so
+// that block ends fall inside every stack trace, and recycling small
+// buffers must give exactly the report and templates of large, fresh ones.
 func TestBlockBoundariesDoNotChangeResults(t *testing.T) {
 	dir := t.TempDir()
 	gen := filepath.Join(dir, "gen.log")
@@ -45,28 +47,56 @@ func TestBlockBoundariesDoNotChangeResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := genLog(f, 600<<10, 5); err != nil {
+	if err := genLog(f, 2<<20, 5); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
+	// Quiet minutes, then bursts of errors: the bursts' bounds are times
+	// kept across read buffers.
+	burst := filepath.Join(dir, "burst.log")
+	var bl strings.Builder
+	for i := range 3000 {
+		ts := fmt.Sprintf("2024-03-01T10:%02d:%02d.%03dZ", i/60%60, i%60, i%1000)
+		if i%600 >= 500 && i%600 < 540 {
+			fmt.Fprintf(&bl, "%s ERROR db: query %d failed: connection reset by peer\n", ts, i)
+		} else {
+			fmt.Fprintf(&bl, "%s INFO  http: GET /api/items/%d 200\n", ts, i)
+		}
+	}
+	if err := os.WriteFile(burst, []byte(bl.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.log"))
-	files = append(files, gen)
+	files = append(files, gen, burst)
 	if len(files) < 3 {
 		t.Fatalf("testdata has %d logs", len(files))
 	}
 	type result struct{ rep, tmpl []byte }
 	run := func() map[string]result {
 		out := map[string]result{}
-		for _, p := range files {
-			out[p] = result{analyzeJSON(t, []string{p}, Options{}), templatesJSONL(t, p)}
+		// Short lines make read buffers of 600 bytes: most events then
+		// span a recycled buffer.
+		for _, opt := range []Options{{}, {MaxLineBytes: 300}} {
+			k := fmt.Sprint(opt.MaxLineBytes, " ")
+			for _, p := range files {
+				out[k+p] = result{analyzeJSON(t, []string{p}, opt), templatesJSONL(t, p, opt)}
+			}
+			out[k+"multi"] = result{rep: analyzeJSON(t, files[:3], opt)}
+			opt.Baseline = files[0]
+			out[k+"baseline"] = result{rep: analyzeJSON(t, []string{files[1]}, opt)}
 		}
-		out["baseline"] = result{rep: analyzeJSON(t, []string{files[1]}, Options{Baseline: files[0]})}
-		out["multi"] = result{rep: analyzeJSON(t, files[:3], Options{})}
 		return out
 	}
+	defer func(r, s, bb int, rb, pr bool) {
+		maxRegion, maxSampleLines, blockBytes, recycleBuffers, poisonRecycled = r, s, bb, rb, pr
+	}(maxRegion, maxSampleLines, blockBytes, recycleBuffers, poisonRecycled)
+	// The reference: large blocks, every read buffer fresh.
+	recycleBuffers = false
 	want := run()
-	defer func(r, s int) { maxRegion, maxSampleLines = r, s }(maxRegion, maxSampleLines)
-	for _, cut := range []struct{ region, sample int }{{1, 1}, {40, 2}, {300, 7}} {
+	// Then small read buffers, recycled and overwritten once released, so
+	// a string kept from a recycled buffer shows up as garbage.
+	recycleBuffers, poisonRecycled, blockBytes = true, true, 1
+	for _, cut := range []struct{ region, sample int }{{128 << 10, headerSample}, {1, 1}, {40, 2}, {300, 7}} {
 		maxRegion, maxSampleLines = cut.region, cut.sample
 		got := run()
 		for k, w := range want {
@@ -78,8 +108,11 @@ func TestBlockBoundariesDoNotChangeResults(t *testing.T) {
 			}
 		}
 	}
-	if len(want[gen].tmpl) == 0 || !bytes.Contains(want[gen].rep, []byte("SQLException")) {
-		t.Fatalf("generated log gave no templates or lost its cause: %.300s", want[gen].rep)
+	if !bytes.Contains(want["0 "+burst].rep, []byte(`"bursts":[{`)) {
+		t.Fatalf("burst log shows no burst: %.300s", want["0 "+burst].rep)
+	}
+	if g := want["0 "+gen]; len(g.tmpl) == 0 || !bytes.Contains(g.rep, []byte("SQLException")) {
+		t.Fatalf("generated log gave no templates or lost its cause: %.300s", g.rep)
 	}
 }
 
