@@ -98,7 +98,9 @@ func openLog(path string, opt Options) (*source, error) {
 
 func openStream(f *os.File, size int64, opt Options) (*source, error) {
 	raw := &countingReader{r: f}
-	br := bufio.NewReaderSize(raw, 64<<10)
+	// Plain text bypasses this buffer (the splitter reads 1 MiB at a
+	// time); a compressed stream is read through it by the decompressor.
+	br := bufio.NewReaderSize(raw, 256<<10)
 	magic, _ := br.Peek(4)
 	s := &source{f: f}
 	switch {
