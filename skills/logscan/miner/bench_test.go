@@ -74,7 +74,7 @@ type benchCorpus struct {
 // "spring" (synthetic Spring Boot lines), then the Loghub-2k files when
 // ../shared is present (cycled, so they measure repeats of known shapes).
 func benchCorpora() []benchCorpus {
-	out := []benchCorpus{{"mixed", mixedLines(200000)}, {"spring", springLines(20000)}}
+	out := []benchCorpus{{"mixed", mixedLines(200000)}, {"spring", springLines(20000)}, {"names", nameLines(200000, 100000)}}
 	dir, err := os.Getwd()
 	if err != nil {
 		return out
@@ -175,6 +175,28 @@ func mixedLines(n int) []string {
 		}
 	}
 	return out[:n]
+}
+
+// nameLines is a worst case for the skeleton cache: sshd lines naming one
+// of k random user names, so most lines bring a shape the cache has not
+// kept.
+func nameLines(n, k int) []string {
+	r := rand.New(rand.NewPCG(3, 4))
+	names := make([]string, k)
+	for i := range names {
+		b := make([]byte, 6+r.IntN(5))
+		for j := range b {
+			b[j] = byte('a' + r.IntN(26))
+		}
+		names[i] = string(b)
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "Dec 10 09:12:" + strconv.Itoa(10+r.IntN(50)) + " LabSZ sshd[" + strconv.Itoa(1000+r.IntN(9000)) +
+			"]: Invalid user " + names[r.IntN(k)] + " from 10.0." + strconv.Itoa(r.IntN(256)) + "." + strconv.Itoa(r.IntN(256)) +
+			" port " + strconv.Itoa(1024+r.IntN(60000))
+	}
+	return out
 }
 
 func benchLines(b *testing.B, lines []string) {

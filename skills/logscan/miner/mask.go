@@ -53,7 +53,9 @@ type masker struct {
 	pieceW   bool // the last emitted piece ended in a wildcard + punctuation only
 	// kept lists the pieces holding digits that were copied into out as
 	// written (byte spans of the message); the skeleton cache compares them.
-	kept []span
+	// Not recorded while noKept is set.
+	kept   []span
+	noKept bool
 }
 
 // span is a byte range [start, end).
@@ -271,7 +273,7 @@ func (m *masker) piece(pc string, first, afterEq bool, off int) {
 	if !isVar {
 		m.out = append(m.out, pc...)
 		m.pieceW = false
-		if off >= 0 && hasDigit(pc) {
+		if off >= 0 && !m.noKept && hasDigit(pc) {
 			m.kept = append(m.kept, span{int32(off), int32(off + len(pc))})
 		}
 		return

@@ -156,10 +156,19 @@ func New() *Miner {
 // Finish is allowed; call Finish again to refresh the merges.
 func (m *Miner) Add(msg string) int {
 	c := &m.skel
+	if c.off > 0 {
+		c.off--
+		m.mk.noKept = true
+		id, _ := m.addMasked(msg)
+		m.mk.noKept = false
+		return int(id)
+	}
 	var cacheable bool
 	c.buf, c.words, cacheable = skeleton(c.buf[:0], c.words[:0], msg)
 	if cacheable {
-		if id, ok := c.lookup(msg); ok {
+		id, ok := c.lookup(msg)
+		c.count(ok)
+		if ok {
 			m.leaves[id].count++
 			return int(id)
 		}

@@ -162,3 +162,30 @@ func TestAddAllocs(t *testing.T) {
 		t.Errorf("%v allocs per line on a known shape, want 0", n)
 	}
 }
+
+// Every message a new shape: the skeleton cache turns itself off after a
+// window of misses, and results stay those of a miner that masks every
+// line.
+func TestSkeletonBypass(t *testing.T) {
+	msgs := nameLines(3*skelWindow, 3*skelWindow)
+	m := New()
+	ids := make([]int, len(msgs))
+	for i, s := range msgs {
+		ids[i] = m.Add(s)
+	}
+	if m.skel.off == 0 {
+		t.Fatal("cache still on after windows of misses")
+	}
+	m.Finish()
+	ref := New()
+	for i, s := range msgs {
+		id, _ := ref.addMasked(s)
+		if id != int32(ids[i]) {
+			t.Fatalf("line %d: cluster %d, masking every line gives %d", i, ids[i], id)
+		}
+	}
+	ref.Finish()
+	if a, b := m.Template(ids[0]), ref.Template(ids[0]); a != b {
+		t.Errorf("template %v, want %v", a, b)
+	}
+}

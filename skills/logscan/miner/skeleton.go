@@ -31,6 +31,14 @@ import "strings"
 const (
 	maxSkeletons     = 1 << 16  // cached skeletons and kept-byte variants; the cache restarts past it
 	maxSkeletonBytes = 16 << 20 // bytes of cached keys; likewise
+
+	// When fewer than 1 in skelMinHitShare lookups of a window of
+	// skelWindow hit (every line a new shape, e.g. free-text names), the
+	// cache only costs time: Add bypasses it for skelPause lines, then
+	// tries again.
+	skelWindow      = 8192
+	skelMinHitShare = 2
+	skelPause       = 1 << 18
 )
 
 // Skeleton byte classes.
@@ -249,6 +257,25 @@ type skelCache struct {
 	buf     []byte    // the current skeleton
 	words   []wordPos // the current skeleton's rewritten words
 	vbuf    []byte    // the current kept bytes
+
+	probes, hits int // lookups and hits in the current window
+	off          int // lines left to bypass the cache
+}
+
+// count records one lookup; past a window with too few hits it turns the
+// cache off for a while.
+func (c *skelCache) count(hit bool) {
+	c.probes++
+	if hit {
+		c.hits++
+	}
+	if c.probes < skelWindow {
+		return
+	}
+	if c.hits*skelMinHitShare < c.probes {
+		c.off = skelPause
+	}
+	c.probes, c.hits = 0, 0
 }
 
 // keptBytes appends the message bytes under the skeleton spans kept;
