@@ -422,8 +422,9 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 	g.groupState = groupState{}
 	b.sync = -1
 	add := func(l string) {
-		b.recs = append(b.recs, g.parse(l))
+		b.recs = append(b.recs, rec{})
 		r := &b.recs[len(b.recs)-1]
+		g.parseInto(r, l)
 		if b.sync < 0 && r.startsEvent() {
 			b.sync = len(b.recs) - 1
 		}
@@ -486,7 +487,11 @@ func (e *engine) consume(fs *fileState, fileIdx int32, first int, recs []rec) {
 		for int(c) >= len(e.cl) {
 			e.cl = append(e.cl, clusterStat{})
 		}
-		*ev = openEvent{active: true, cluster: c, line: no, text: r.text, msg: r.msg, time: r.time, ms: r.ms, level: r.level}
+		// Field by field: a struct literal is built on the stack and
+		// copied with a bulk write barrier.
+		ev.active, ev.cluster, ev.line, ev.ms, ev.level = true, c, no, r.ms, r.level
+		ev.text, ev.msg, ev.time = r.text, r.msg, r.time
+		ev.keyPri, ev.keyLine, ev.keyText = keyNone, 0, ""
 		if e.tape != nil {
 			e.tape.add(c)
 		}

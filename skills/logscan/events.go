@@ -94,11 +94,18 @@ func (g *grouper) line(text string) rec {
 // parse splits one line into its header fields. It reads only the learned
 // format, so several goroutines may parse lines of one file at once.
 func (g *grouper) parse(text string) rec {
+	var r rec
+	g.parseInto(&r, text)
+	return r
+}
+
+// parseInto is parse writing into *r, which must be zero.
+func (g *grouper) parseInto(r *rec, text string) {
 	text = stripANSI(text)
-	r := rec{text: text}
+	r.text = text
 	if isBlank(text) {
 		r.blank = true
-		return r
+		return
 	}
 	h := g.f.Parse(text)
 	r.time, r.ms = h.Time, h.UnixMS
@@ -114,7 +121,6 @@ func (g *grouper) parse(text string) rec {
 		ms = 0
 	}
 	r.msg = text[ms:]
-	return r
 }
 
 // startsEvent reports whether a parsed line starts an event whatever the
