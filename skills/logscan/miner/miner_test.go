@@ -189,3 +189,22 @@ func TestSkeletonBypass(t *testing.T) {
 		t.Errorf("template %v, want %v", a, b)
 	}
 }
+
+// A skeleton enters the cache on its second sighting: shapes seen once
+// (fresh hex ids) cost no cache entry.
+func TestSkeletonDoorkeeper(t *testing.T) {
+	m := New()
+	for i := 0; i < 1000; i++ {
+		m.Add(fmt.Sprintf("user %x logged in", uint64(i)*0x9e3779b97f4a7c15))
+	}
+	once := len(m.skel.entries)
+	m.Add("job 1 done")
+	m.Add("job 2 done")
+	m.Add("job 3 done")
+	if len(m.skel.entries) > once+1 {
+		t.Errorf("%d entries after one repeated shape, want at most %d", len(m.skel.entries), once+1)
+	}
+	if once > 200 {
+		t.Errorf("%d cache entries for 1000 one-off shapes", once)
+	}
+}

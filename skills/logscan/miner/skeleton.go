@@ -1,6 +1,9 @@
 package miner
 
-import "strings"
+import (
+	"hash/maphash"
+	"strings"
+)
 
 // The skeleton cache lets Add skip masking for a message whose shape it has
 // seen: most lines of a log repeat a few shapes and differ only in their
@@ -36,6 +39,7 @@ const (
 	// skelWindow hit (every line a new shape, e.g. free-text names), the
 	// cache only costs time: Add bypasses it for skelPause lines, then
 	// tries again.
+	skelDoorSlots   = 1 << 15 // skeletons remembered as seen once (a power of two)
 	skelWindow      = 8192
 	skelMinHitShare = 2
 	skelPause       = 1 << 18
@@ -260,6 +264,9 @@ type skelCache struct {
 
 	probes, hits int // lookups and hits in the current window
 	off          int // lines left to bypass the cache
+
+	seen []uint32 // skeletons offered once (see seenBefore)
+	seed maphash.Seed
 }
 
 // count records one lookup; past a window with too few hits it turns the
@@ -314,6 +321,25 @@ func (c *skelCache) lookup(msg string) (int32, bool) {
 	return id, ok
 }
 
+// seenBefore reports whether the skeleton in c.buf was offered before,
+// and notes it. A direct-mapped table of hash tags: a collision only
+// delays or hastens caching, never changes a result. It keeps shapes that
+// never repeat (a line with a fresh hex id) out of the cache, so they cost
+// no allocation.
+func (c *skelCache) seenBefore() bool {
+	if c.seen == nil {
+		c.seen = make([]uint32, skelDoorSlots)
+		c.seed = maphash.MakeSeed()
+	}
+	h := maphash.Bytes(c.seed, c.buf)
+	slot, tag := h&(skelDoorSlots-1), uint32(h>>32)|1
+	if c.seen[slot] == tag {
+		return true
+	}
+	c.seen[slot] = tag
+	return false
+}
+
 // store remembers that msg, whose skeleton is in c.buf, went to leaf id;
 // kept are the message spans the masker copied as written.
 func (c *skelCache) store(msg string, kept []span, id int32) {
@@ -324,6 +350,9 @@ func (c *skelCache) store(msg string, kept []span, id int32) {
 	}
 	ei, ok := c.idx[string(c.buf)]
 	if !ok {
+		if !c.seenBefore() {
+			return // a skeleton is kept from its second sighting on
+		}
 		e := skelEntry{leaf: id}
 		if len(kept) > 0 {
 			// message spans -> skeleton spans, through the rewritten words
