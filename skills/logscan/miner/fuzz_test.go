@@ -183,7 +183,7 @@ func checkSkeleton(t *testing.T, a, b string) bool {
 	x, y := string(ma.mask(a)), string(mb.mask(b))
 	var c skelCache
 	c.buf, c.words = ka, wa
-	c.store(a, ma.kept, 7) // the first sighting is only noted
+	c.store(a, ma.kept, 7) // the first sighting may only be noted
 	c.store(a, ma.kept, 7)
 	c.buf, c.words = kb, wb
 	id, hit := c.lookup(b)

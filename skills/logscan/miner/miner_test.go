@@ -204,7 +204,15 @@ func TestSkeletonDoorkeeper(t *testing.T) {
 	if len(m.skel.entries) > once+1 {
 		t.Errorf("%d entries after one repeated shape, want at most %d", len(m.skel.entries), once+1)
 	}
-	if once > 200 {
+	if once > skelDoorFree+200 {
 		t.Errorf("%d cache entries for 1000 one-off shapes", once)
+	}
+	if m.skel.seen == nil {
+		t.Error("no second-sighting table past the free entries")
+	}
+	one := New()
+	one.Add("job 1 done")
+	if one.skel.seen != nil {
+		t.Error("a one-line miner allocated the second-sighting table")
 	}
 }
