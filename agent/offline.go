@@ -62,9 +62,11 @@ var (
 		`look\s+for|` +
 		`(?:find|show(?:\s+me)?|list)\s+(?:all\s+)?(?:the\s+)?(?:lines?|entries|messages|occurrences)\s+(?:with|containing|matching|mentioning|that\s+(?:contain|mention)|about|of)` +
 		`)\s+["'` + "`" + `]?([^"'` + "`" + `\n]+?)["'` + "`" + `]?\s*[?.!]?\s*$`)
-	findQuotedRE = regexp.MustCompile(`(?i)^\s*(?:(?:please|can you|could you)\s+)?find\s+["'` + "`" + `]([^"'` + "`" + `\n]+)["'` + "`" + `]\s*[?.!]?\s*$`)
-	rememberRE   = regexp.MustCompile(`(?i)^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+)$`)
-	forgetRE     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?forget(?:\s+that|\s+about)?\s*(.*)$`)
+	findQuotedRE  = regexp.MustCompile(`(?i)^\s*(?:(?:please|can you|could you)\s+)?find\s+["'` + "`" + `]([^"'` + "`" + `\n]+)["'` + "`" + `]\s*[?.!]?\s*$`)
+	firstPersonRE = regexp.MustCompile(`(?i)^\s*(?:i|i'm|i am|my|me)\b`)
+	preferenceRE  = regexp.MustCompile(`(?i)\b(?:prefer|like|want|rather|always|never|please)\b`)
+	rememberRE    = regexp.MustCompile(`(?i)^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+)$`)
+	forgetRE      = regexp.MustCompile(`(?i)^\s*(?:please\s+)?forget(?:\s+that|\s+about)?\s*(.*)$`)
 	// historyRE matches questions about earlier incidents.
 	historyRE = regexp.MustCompile(`(?i)\b(?:(?:seen|had|happened|hit|met)\s+(?:this|it|that|something like this|this error|this one)(?:\s+\w+)?\s+before|` +
 		`before\s*\?|last\s+(?:[\w-]+\s+){0,2}(?:time|incident|outage|failure|crash|issue|problem)s?\b|previous(?:ly)?\s|earlier\s+(?:incident|outage|failure)|` +
@@ -171,7 +173,20 @@ func (b *OfflineBrain) intent(st *State) intent {
 	case rememberRE.MatchString(g) && !strings.Contains(low, "what do you remember"):
 		content := rememberRE.FindStringSubmatch(g)[1]
 		return intent{name: "remember", plan: []planned{{"remember", func(st *State, spec skills.Spec) map[string]any {
-			return map[string]any{firstParam(spec, "content", "text", "memory"): content}
+			args := map[string]any{firstParam(spec, "content", "text", "memory"): content}
+			// "I prefer …", "my team …": about the person, so theirs alone.
+			if firstPersonRE.MatchString(content) {
+				if p := firstParam(spec, "scope", "", ""); p != "" {
+					args[p] = "user"
+				}
+				if p := firstParam(spec, "type", "", ""); p != "" {
+					args[p] = "fact"
+					if preferenceRE.MatchString(content) {
+						args[p] = "preference"
+					}
+				}
+			}
+			return args
 		}}}, compose: composeOutputs("")}
 	case strings.Contains(low, "what do you remember") || strings.Contains(low, "what do you know about me"):
 		return intent{name: "recall", plan: []planned{{"search-memory", func(st *State, spec skills.Spec) map[string]any {

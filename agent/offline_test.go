@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/sleuth-bot/sleuth/bot"
+	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
 	"github.com/sleuth-bot/sleuth/skills/comparelogs"
+	"github.com/sleuth-bot/sleuth/skills/remember"
 	"github.com/sleuth-bot/sleuth/skills/searchmemory"
 )
 
@@ -298,5 +300,27 @@ func TestStripCitations(t *testing.T) {
 	got := stripCitations("cause: app.log L12 `x` then L40 and app.log:7, version 1.2.3")
 	if got != "cause: app.log `x` then and app.log, version 1.2.3" {
 		t.Errorf("stripCitations = %q", got)
+	}
+}
+
+// "remember that I …" is about the person: a user memory, a preference
+// when it says what they like; other facts are the channel's.
+func TestOfflineRememberScopesFirstPersonToTheUser(t *testing.T) {
+	lt := &memLongTerm{}
+	rem, err := remember.New(remember.Config{Store: lt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Config{Memory: lt, AllowSideEffects: []string{"remember"}}, rem)
+	h.run("remember that I prefer short answers")
+	h.run("remember that the staging DB listens on port 5433")
+	if len(lt.recs) != 2 {
+		t.Fatalf("remembered %d memories, want 2: %+v", len(lt.recs), lt.recs)
+	}
+	if r := lt.recs[0]; r.Scope != memory.ScopeUser || r.Type != memory.TypePreference || r.User != "u1" {
+		t.Errorf("first-person preference stored as %s/%s for %q", r.Scope, r.Type, r.User)
+	}
+	if r := lt.recs[1]; r.Scope != memory.ScopeChannel || r.Type != memory.TypeFact {
+		t.Errorf("channel fact stored as %s/%s", r.Scope, r.Type)
 	}
 }
