@@ -750,7 +750,13 @@ func composeHistory(st *State) (string, bool) {
 // the knowledge base said when there is no report.
 func composeTriage(st *State) string {
 	var report, analysis, kb, cmp string
+	var unreadable []string // analyses the engine refused: empty, binary, corrupt …
 	for _, c := range st.Results() {
+		if c.Skill == "analyze-log" && c.Status == skills.StatusError {
+			// The skill's hint to a model ("; tell the user …") is not for people.
+			msg, _, _ := strings.Cut(strings.TrimSpace(c.Result.Output), "; tell the user")
+			unreadable = append(unreadable, msg+".")
+		}
 		if c.Status != skills.StatusOK {
 			continue
 		}
@@ -765,7 +771,14 @@ func composeTriage(st *State) string {
 			cmp = c.Result.Output
 		}
 	}
+	if len(unreadable) > 0 && analysis == "" {
+		// Nothing was analysed: say why, rather than report on nothing.
+		return strings.Join(unreadable, "\n") + "\n\nAttach the log as text, or as .gz, .zip or .tar.gz, and ask again."
+	}
 	if report != "" {
+		if len(unreadable) > 0 {
+			report += "\n\nNot analysed: " + strings.Join(unreadable, "; ")
+		}
 		return strings.TrimSpace(report)
 	}
 	var parts []string

@@ -11,6 +11,7 @@ import (
 	"github.com/sleuth-bot/sleuth/bot"
 	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
+	"github.com/sleuth-bot/sleuth/skills/analyzelog"
 	"github.com/sleuth-bot/sleuth/skills/comparelogs"
 	"github.com/sleuth-bot/sleuth/skills/remember"
 	"github.com/sleuth-bot/sleuth/skills/searchmemory"
@@ -322,5 +323,23 @@ func TestOfflineRememberScopesFirstPersonToTheUser(t *testing.T) {
 	}
 	if r := lt.recs[1]; r.Scope != memory.ScopeChannel || r.Type != memory.TypeFact {
 		t.Errorf("channel fact stored as %s/%s", r.Scope, r.Type)
+	}
+}
+
+// An attachment the engine refuses (empty, corrupt archive) is answered
+// with the reason, not with a report on nothing.
+func TestOfflineSaysWhyAnAttachmentWasNotAnalysed(t *testing.T) {
+	_, rd, kb, rep := triageSkills()
+	an, err := analyzelog.New(analyzelog.Config{}) // the real engine's input errors
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Config{}, an, rd, kb, rep)
+	reply := h.run("why did it fail?", h.logFile("empty.log", ""))
+	if !strings.Contains(reply.Text, "cannot analyse empty.log: the file is empty.") || strings.Contains(reply.Text, "tell the user") {
+		t.Fatalf("reply does not say why:\n%s", reply.Text)
+	}
+	if strings.Contains(reply.Text, "no line that stands out") {
+		t.Fatalf("reply reports on a file it could not read:\n%s", reply.Text)
 	}
 }
