@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -517,5 +518,28 @@ func TestRecallIsScoped(t *testing.T) {
 	sys := srv.Requests()[0].System()
 	if !strings.Contains(sys, "prefers UTC timestamps") || strings.Contains(sys, "channel c1 runs payments") || strings.Contains(sys, "u2 secret plan") {
 		t.Errorf("DM prompt memories wrong:\n%s", sys)
+	}
+}
+
+// Memory adds under 1,000 prompt tokens per turn, however much is stored.
+func TestRecallStaysUnderTokenBudget(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Text: "hi"}, llmtest.Reply{Text: `{"memories":[]}`})
+	h := newHarness(t, Config{Brain: llmBrain(t, srv, "")})
+	long := strings.Repeat("payments pool exhausted by the settlement export again ", 9) // ~500 chars, the remember cap
+	for i := range 40 {
+		h.lt.Add(t.Context(), memory.Record{Tenant: "t1", Channel: "c1", Scope: "channel", Type: "incident", Priority: 4,
+			Content: fmt.Sprintf("%d %s", i, long)})
+	}
+	h.run("payments pool exhausted again?")
+	sys := srv.Requests()[0].System()
+	_, block, ok := strings.Cut(sys, "## What you remember")
+	if !ok {
+		t.Fatalf("no memories in the prompt:\n%s", sys)
+	}
+	if i := strings.Index(block, "\n## "); i >= 0 {
+		block = block[:i]
+	}
+	if tokens := len(block) / 4; tokens >= 1000 || strings.Count(block, "\n- ") < 2 {
+		t.Fatalf("memory block is %d tokens with %d memories, want < 1000 and several", tokens, strings.Count(block, "\n- "))
 	}
 }
