@@ -118,6 +118,12 @@ type cluster struct {
 	leaves int   // distinct shapes absorbed
 	over   int32 // overflow leaf id, -1 until needed
 	tmpl   *Template
+	// fwd, when not 0, is 1 + the cluster this one was merged into by the
+	// sibling rule (variability.go); its leaves follow it.
+	fwd int32
+	// card tracks the distinct values seen at generalised positions until
+	// one is known to be high-cardinality (variability.go).
+	card *cardinality
 }
 
 type bucketKey struct {
@@ -139,6 +145,8 @@ type Miner struct {
 	finals   []*Template // distinct final templates
 	tokBuf   []string
 	glueBuf  []bool
+	sibs     siblings
+	keyBuf   []byte
 }
 
 // New returns an empty miner.
@@ -193,6 +201,15 @@ func (m *Miner) addMasked(msg string) (id int32, real bool) {
 	m.tokBuf, m.glueBuf = toks[:0], glued[:0]
 	c := m.place(toks, glued)
 	m.clusters[c].count++
+	if rk, ok := m.reduce(c, toks, glued); ok {
+		// positions the cluster knows to be high-cardinality leave the key:
+		// a fresh id is not a new shape
+		if id, ok := m.leafIdx[string(rk)]; ok {
+			m.leaves[id].count++
+			return id, true
+		}
+		key = rk
+	}
 	if len(m.leaves) >= MaxLeaves {
 		cl := m.clusters[c]
 		if cl.over < 0 {
@@ -256,6 +273,9 @@ func (m *Miner) place(toks []string, glued []bool) int32 {
 	for k, scanned := len(list)-1, 0; k >= 0 && scanned < maxScan; k, scanned = k-1, scanned+1 {
 		ci := list[k]
 		c := m.clusters[ci]
+		if c.fwd != 0 {
+			continue
+		}
 		diff, inf, ok := compare(c.toks, toks)
 		if !ok || diff > allowedDiff(inf) {
 			continue
@@ -273,6 +293,9 @@ func (m *Miner) place(toks []string, glued []bool) int32 {
 	if best >= 0 {
 		m.generalise(best, toks)
 		return best
+	}
+	if ci := m.sibling(bk, toks, glued); ci >= 0 {
+		return ci
 	}
 	return m.bucketCluster(bk, toks, glued)
 }
@@ -398,7 +421,7 @@ func (m *Miner) Template(cluster int) Template {
 	if cluster < 0 || cluster >= len(m.leaves) {
 		return Template{}
 	}
-	ci := m.leaves[cluster].cluster
+	ci := m.resolve(m.leaves[cluster].cluster)
 	if m.finished && int(ci) < len(m.final) {
 		return *m.finals[m.final[ci]]
 	}
@@ -415,6 +438,9 @@ func (m *Miner) Template(cluster int) Template {
 // cluster's template wins), then clusters with equal template text share
 // one template.
 func (m *Miner) Finish() {
+	for i := range m.leaves {
+		m.leaves[i].cluster = m.resolve(m.leaves[i].cluster)
+	}
 	m.splitLowCardinality()
 	m.final = make([]int32, len(m.clusters))
 	m.finals = m.finals[:0]
@@ -425,6 +451,9 @@ func (m *Miner) Finish() {
 	// group by constant sequence
 	groups := map[string][]int32{}
 	for i, c := range m.clusters {
+		if c.fwd != 0 {
+			continue
+		}
 		k := constKey(c.toks)
 		groups[k] = append(groups[k], int32(i))
 	}
@@ -442,6 +471,9 @@ func (m *Miner) Finish() {
 	}
 	byText := map[string]int32{}
 	for i := range m.clusters {
+		if m.clusters[i].fwd != 0 {
+			continue
+		}
 		t := texts[rep[i]]
 		fi, ok := byText[t]
 		if !ok {
@@ -450,6 +482,11 @@ func (m *Miner) Finish() {
 			m.finals = append(m.finals, &Template{ID: TemplateID(t), Text: t})
 		}
 		m.final[i] = fi
+	}
+	for i, c := range m.clusters {
+		if c.fwd != 0 {
+			m.final[i] = m.final[m.resolve(int32(i))]
+		}
 	}
 	m.finished = true
 }
@@ -503,12 +540,16 @@ type TemplateCount struct {
 }
 
 // maxSplitValues: a generalised position with at most this many distinct
-// words, one of which held across matureLeaves shapes, is an event-type
-// word ("user=root" vs "user=guest"), not a variable.
+// words, one of which held across matureLeaves shapes or lines, is an
+// event-type word ("user=root" vs "user=guest", "state changed to
+// RUNNING" vs "... FAILED"), not a variable. Lines count as well as shapes
+// (measured: mean GA on Loghub-2k 0.9606 with shapes only, 0.9797 with
+// lines; 2 or 4 values do worse).
 const maxSplitValues = 3
 
-// splitLowCardinality splits a mature cluster on a generalised position
-// that took only a few distinct words, one of them seen with many shapes:
+// splitLowCardinality splits a mature cluster (matureLeaves shapes or
+// lines) on a generalised position that took only a few distinct words,
+// one of them seen with many shapes or on many lines:
 // such a word is a constant of its own template (Brain's low-cardinality
 // rule). Each value gets its own cluster.
 func (m *Miner) splitLowCardinality() {
@@ -523,7 +564,14 @@ func (m *Miner) splitLowCardinality() {
 	n := len(m.clusters)
 	for ci := 0; ci < n; ci++ {
 		c := m.clusters[ci]
-		if c.leaves < matureLeaves || int32(ci) == m.catchAll {
+		if int32(ci) == m.catchAll {
+			continue
+		}
+		var total int64
+		for _, li := range members[ci] {
+			total += m.leaves[li].count
+		}
+		if c.leaves < matureLeaves && total < matureLeaves {
 			continue
 		}
 		for p, t := range c.toks {
@@ -531,6 +579,7 @@ func (m *Miner) splitLowCardinality() {
 				continue
 			}
 			vals := map[string]int{}
+			lines := map[string]int64{}
 			ok := true
 			for _, li := range members[ci] {
 				v := m.leaves[li].toks[p]
@@ -539,6 +588,7 @@ func (m *Miner) splitLowCardinality() {
 					break
 				}
 				vals[v]++
+				lines[v] += m.leaves[li].count
 				if len(vals) > maxSplitValues {
 					ok = false
 					break
@@ -551,7 +601,11 @@ func (m *Miner) splitLowCardinality() {
 			for _, k := range vals {
 				most = max(most, k)
 			}
-			if most < matureLeaves {
+			mostLines := int64(0)
+			for _, k := range lines {
+				mostLines = max(mostLines, k)
+			}
+			if most < matureLeaves && mostLines < matureLeaves {
 				continue
 			}
 			// split: the first value keeps this cluster
