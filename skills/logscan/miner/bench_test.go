@@ -71,10 +71,12 @@ type benchCorpus struct {
 }
 
 // benchCorpora: "mixed" (a realistic service log, every line fresh),
-// "spring" (synthetic Spring Boot lines), then the Loghub-2k files when
+// "spring" (synthetic Spring Boot lines), "ids" (messages full of random
+// identifiers, ids_test.go), then the Loghub-2k files when
 // ../shared is present (cycled, so they measure repeats of known shapes).
 func benchCorpora() []benchCorpus {
-	out := []benchCorpus{{"mixed", mixedLines(200000)}, {"spring", springLines(20000)}, {"names", nameLines(200000, 100000)}}
+	ids, _ := idCorpus(1, 200000)
+	out := []benchCorpus{{"mixed", mixedLines(200000)}, {"spring", springLines(20000)}, {"names", nameLines(200000, 100000)}, {"ids", ids}}
 	dir, err := os.Getwd()
 	if err != nil {
 		return out

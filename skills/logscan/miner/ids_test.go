@@ -165,3 +165,24 @@ func TestIDLike(t *testing.T) {
 		}
 	}
 }
+
+// Fresh ids cost no new leaf once their position is known to vary: the
+// leaf table (bounded by MaxLeaves, past which shapes are counted coarsely)
+// does not grow with the number of ids.
+func TestRandomIDsLeaves(t *testing.T) {
+	lines, _ := idCorpus(4, 20000)
+	m := New()
+	for _, l := range lines {
+		m.Add(l)
+	}
+	m.Finish()
+	if n := len(m.Templates()); n != len(idTemplates) {
+		t.Errorf("%d templates, want %d", n, len(idTemplates))
+	}
+	// each template needs a few distinct values per varying position
+	// before it is known; after that no leaf is added
+	if m.Clusters() > 50*len(idTemplates) {
+		t.Errorf("%d leaves for %d lines of %d templates", m.Clusters(), len(lines), len(idTemplates))
+	}
+	t.Logf("%d lines: %d leaves, %d templates", len(lines), m.Clusters(), len(m.Templates()))
+}

@@ -56,6 +56,7 @@ const (
 const (
 	MaxClusters = 50000  // clusters kept; then new shapes go to the catch-all
 	MaxLeaves   = 200000 // distinct masked shapes kept
+	maxAliases  = 200000 // masked keys kept for shapes stored in reduced form
 	maxScan     = 512    // clusters compared per new shape (most recent first)
 
 	// matureLeaves: once a cluster has absorbed this many distinct shapes,
@@ -147,6 +148,7 @@ type Miner struct {
 	glueBuf  []bool
 	sibs     siblings
 	keyBuf   []byte
+	aliases  int // masked keys stored for a reduced leaf (variability.go)
 }
 
 // New returns an empty miner.
@@ -201,15 +203,30 @@ func (m *Miner) addMasked(msg string) (id int32, real bool) {
 	m.tokBuf, m.glueBuf = toks[:0], glued[:0]
 	c := m.place(toks, glued)
 	m.clusters[c].count++
-	if rk, ok := m.reduce(c, toks, glued); ok {
-		// positions the cluster knows to be high-cardinality leave the key:
-		// a fresh id is not a new shape
-		if id, ok := m.leafIdx[string(rk)]; ok {
-			m.leaves[id].count++
-			return id, true
-		}
-		key = rk
+	rk, reduced := m.reduce(c, toks, glued)
+	if !reduced {
+		return m.newLeaf(c, toks, key)
 	}
+	// Positions the cluster knows to be high-cardinality leave the key: a
+	// fresh id is not a new shape. The masked key becomes an alias of that
+	// leaf (while there is room), so the message costs one lookup when it
+	// comes again.
+	id, ok = m.leafIdx[string(rk)]
+	if ok {
+		m.leaves[id].count++
+	} else if id, real = m.newLeaf(c, toks, rk); !real {
+		return id, false
+	}
+	if m.aliases < maxAliases {
+		m.leafIdx[string(key)] = id
+		m.aliases++
+	}
+	return id, true
+}
+
+// newLeaf stores a new shape of cluster c under key; past MaxLeaves it
+// counts the message in the cluster's overflow leaf and real is false.
+func (m *Miner) newLeaf(c int32, toks []string, key []byte) (id int32, real bool) {
 	if len(m.leaves) >= MaxLeaves {
 		cl := m.clusters[c]
 		if cl.over < 0 {
