@@ -2,6 +2,7 @@ package miner
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -274,4 +275,53 @@ func TestSkeletonSamples(t *testing.T) {
 		t.Fatal("no rewritten line hit the cache; the test checks nothing")
 	}
 	t.Logf("%d cache hits checked", hits)
+}
+
+// FuzzAddIDs: a message and variants of it with random identifiers in
+// place of some words (so the sibling rule and the high-cardinality
+// positions come into play) always get a usable cluster number, the same
+// one when a message comes again, and a template after Finish. Each run
+// mines 48 messages, so minimising a new input takes long: cap it.
+//
+//	go test -run '^$' -fuzz FuzzAddIDs -fuzztime 60s -fuzzminimizetime 3s ./skills/logscan/miner/
+func FuzzAddIDs(f *testing.F) {
+	for i, l := range seedLines(f) {
+		f.Add(l, uint64(i))
+	}
+	f.Add("session k3jqxz closed", uint64(1))
+	f.Fuzz(func(t *testing.T, a string, seed uint64) {
+		g := idGen{rand.New(rand.NewPCG(seed, 1))}
+		words := strings.Fields(a)
+		if len(words) == 0 || len(words) > 64 {
+			return
+		}
+		m := New()
+		var msgs []string
+		var ids []int
+		for v := 0; v < 24; v++ {
+			w := append([]string(nil), words...)
+			p := int(seed % uint64(len(w)))
+			if v%3 != 0 {
+				p = g.r.IntN(len(w))
+			}
+			w[p] = []func() string{g.b36, g.mixed, g.word, g.pod, g.sha7}[v%5]()
+			msg := strings.Join(w, " ")
+			msgs, ids = append(msgs, msg), append(ids, m.Add(msg))
+		}
+		for i, msg := range msgs {
+			if id := m.Add(msg); id != ids[i] {
+				t.Fatalf("%q: cluster %d, then %d", msg, ids[i], id)
+			}
+		}
+		m.Finish()
+		for _, id := range ids {
+			if id < 0 || id >= m.Clusters() {
+				t.Fatalf("cluster %d out of [0,%d)", id, m.Clusters())
+			}
+			tp := m.Template(id)
+			if tp.Text == "" || tp.ID != TemplateID(tp.Text) {
+				t.Fatalf("template %+v", tp)
+			}
+		}
+	})
 }

@@ -22,9 +22,14 @@
 // shape up in a map. A new shape (a "leaf") is clustered Drain-style among
 // clusters of the same token count and first token, with a similarity
 // threshold that depends on the number of constant tokens; differing
-// positions become "<*>". Finish merges clusters whose constant tokens are the same in the
-// same order (optional trailing fields), and clusters whose final template
-// text is equal share it and its id.
+// positions become "<*>". A position that takes many identifier-like values
+// is a variable even where that clustering cannot see it (first token,
+// short messages), and once a position is known to vary a fresh value costs
+// no new leaf (variability.go). Finish splits a generalised position that
+// took only a few words, one of them frequent (event-type words), merges
+// clusters whose constant tokens are the same in the same order (optional
+// trailing fields), and clusters whose final template text is equal share
+// it and its id.
 //
 // # Limits
 //
