@@ -33,11 +33,13 @@ type core struct {
 	sessions memory.Sessions
 	longTerm memory.LongTerm // nil when long-term memory is off
 	registry *skills.Registry
-	agent    *agent.Agent
-	jobs     *jobs.Scheduler // nil until started
-	brain    string          // what answers: "offline" or provider/model
-	memName  string          // long-term backend in words
-	closers  []func() error
+	// skillProblems are the external skills skipped, with the reason.
+	skillProblems []error
+	agent         *agent.Agent
+	jobs          *jobs.Scheduler // nil until started
+	brain         string          // what answers: "offline" or provider/model
+	memName       string          // long-term backend in words
+	closers       []func() error
 }
 
 func (c *core) Close() error {

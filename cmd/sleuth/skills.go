@@ -3,18 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sleuth-bot/sleuth/memory"
 	"github.com/sleuth-bot/sleuth/skills"
-	"github.com/sleuth-bot/sleuth/skills/builtin"
 )
 
 const skillsUsage = `Usage:
@@ -41,16 +39,6 @@ func cmdSkills(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 2
 }
 
-// cliNotes stands in for the session store when skills are only listed.
-type cliNotes struct{}
-
-var errCLINotes = errors.New("working notes need a running sleuth")
-
-func (cliNotes) AddNote(context.Context, memory.Note) error { return errCLINotes }
-func (cliNotes) Notes(context.Context, string) ([]memory.Note, error) {
-	return nil, errCLINotes
-}
-
 type skillRow struct {
 	Name        string `json:"name"`
 	Source      string `json:"source"` // "builtin" or the external folder
@@ -65,25 +53,22 @@ func skillsList(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	list, err := builtin.Builtins(builtin.Config{Notes: cliNotes{}, KBDir: os.Getenv("SLEUTH_KB_DIR")})
+	reg, problems, err := servedSkills()
 	if err != nil {
 		fmt.Fprintf(stderr, "sleuth skills: %v\n", err)
 		return 1
 	}
-	var rows []skillRow
-	for _, s := range list {
-		sp := s.Spec()
-		rows = append(rows, skillRow{Name: sp.Name, Source: "builtin", SideEffects: sp.SideEffects, Description: sp.Description})
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "skipped: %v\n", p)
 	}
-	if dir := os.Getenv("SLEUTH_SKILLS_DIR"); dir != "" {
-		ext, problems := skills.LoadDir(dir)
-		for _, p := range problems {
-			fmt.Fprintf(stderr, "skipped: %v\n", p)
+	var rows []skillRow
+	for _, s := range reg.List() {
+		sp := s.Spec()
+		src := "builtin"
+		if sp.Dir != "" {
+			src = sp.Dir
 		}
-		for _, s := range ext {
-			sp := s.Spec()
-			rows = append(rows, skillRow{Name: sp.Name, Source: sp.Dir, SideEffects: sp.SideEffects, Description: sp.Description})
-		}
+		rows = append(rows, skillRow{Name: sp.Name, Source: src, SideEffects: sp.SideEffects, Description: sp.Description})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -177,4 +162,35 @@ func exitOf(err error) int {
 		return 1
 	}
 	return 0
+}
+
+// servedSkills builds the registry exactly as serve does (built-in, memory,
+// digest and external skills), on a throwaway data dir with the embedded
+// memory store, so listing needs no database, Qdrant or network.
+func servedSkills() (*skills.Registry, []error, error) {
+	dir, err := os.MkdirTemp("", "sleuth-skills-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	e := newEnv(func(name string) (string, bool) {
+		switch name {
+		case "SLEUTH_DATA_DIR":
+			return dir, true
+		case "QDRANT_URL", "EMBED_MODEL":
+			return "", false
+		}
+		return os.LookupEnv(name)
+	})
+	cfg, err := loadConfig(e)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configuration:\n%s", indent(err.Error()))
+	}
+	log := slog.New(slog.DiscardHandler)
+	c, err := buildCore(context.Background(), cfg, e, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	return c.registry, c.skillProblems, nil
 }

@@ -73,8 +73,9 @@ func TestSkillsList(t *testing.T) {
 	if code := cmdSkills(context.Background(), []string{"list", "--json"}, &out, &errb); code != 0 {
 		t.Fatal(code)
 	}
-	if n := strings.Count(out.String(), "\n"); n != 7 {
-		t.Errorf("--json printed %d lines, want 7:\n%s", n, out.String())
+	// The ten skills serve registers (built-in, memory, digest) plus open-ticket.
+	if n := strings.Count(out.String(), "\n"); n != 11 {
+		t.Errorf("--json printed %d lines, want 11:\n%s", n, out.String())
 	}
 	if !strings.Contains(out.String(), `{"name":"analyze-log","source":"builtin","side_effects":false,"description":`) {
 		t.Errorf("json shape: %s", out.String())

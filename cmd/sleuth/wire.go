@@ -85,6 +85,7 @@ func buildSkills(ctx context.Context, c *core) (*skills.Registry, error) {
 			// never fails because of one skill.
 			c.log.Warn("external skill skipped", "dir", c.cfg.SkillsDir, "error", p)
 		}
+		c.skillProblems = problems
 		list = append(list, ext...)
 	}
 	return skills.NewRegistry(list...)
