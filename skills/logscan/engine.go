@@ -191,7 +191,7 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 	})
 	for range parsers {
 		eg.Go(func() error {
-			p := &grouper{f: g.f, headered: g.headered}
+			p := &grouper{f: g.f, mp: g.f.NewParser(), headered: g.headered}
 			for b := range work {
 				p.parseBlock(b, e.opt.MaxLineBytes)
 				b.ready <- struct{}{}

@@ -41,6 +41,7 @@ const (
 // keeps the state of the current multi-line event; use one per file.
 type grouper struct {
 	f        *miner.Format // safe for concurrent use
+	mp       *miner.Parser // f's parser for this grouper's goroutine; nil: f.Parse
 	headered bool          // most lines of the file carry a header
 	groupState
 }
@@ -107,7 +108,12 @@ func (g *grouper) parseInto(r *rec, text string) {
 		r.blank = true
 		return
 	}
-	h := g.f.Parse(text)
+	var h miner.Header
+	if g.mp != nil {
+		h = g.mp.Parse(text)
+	} else {
+		h = g.f.Parse(text)
+	}
 	r.time, r.ms = h.Time, h.UnixMS
 	if r.time == "" {
 		r.time, r.ms = fallbackTime(text)

@@ -37,6 +37,21 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("MsgEnd %d out of [%d,%d]", h.MsgEnd, h.MsgStart, len(line))
 			}
 			_ = h.Msg(line)
+			// A Parser's date cache never changes a result: parse the
+			// line, a copy with one byte changed, then the line again.
+			p := fm.NewParser()
+			variants := []string{line, line, line}
+			if len(line) > 0 {
+				b := []byte(line)
+				k := len(b) / 2
+				b[k] = "0123456789 :-"[int(b[k])%13]
+				variants[1] = string(b)
+			}
+			for _, v := range variants {
+				if got, want := p.Parse(v), fm.Parse(v); got != want {
+					t.Fatalf("%q: Parser %+v, Format %+v", v, got, want)
+				}
+			}
 		}
 	})
 }

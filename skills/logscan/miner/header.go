@@ -152,12 +152,34 @@ func looksJSON(s string) bool {
 
 // Parse splits one line. MsgStart is always within [0, len(line)].
 func (f *Format) Parse(line string) Header {
+	return f.parse(line, nil)
+}
+
+// Parser parses lines of one Format with a cache of the last date it
+// converted, so lines that share a date (nearly all consecutive ones)
+// convert only their time of day. Its results are exactly Format.Parse's.
+// A Parser is not safe for concurrent use: take one per goroutine.
+type Parser struct {
+	f  *Format
+	tc timeCache
+}
+
+// NewParser returns a Parser for f; f may be nil (every line is all message).
+func (f *Format) NewParser() *Parser { return &Parser{f: f} }
+
+// Parse splits one line as Format.Parse does.
+func (p *Parser) Parse(line string) Header {
+	return p.f.parse(line, &p.tc)
+}
+
+// parse is Parse with an optional date cache (nil: none).
+func (f *Format) parse(line string, tc *timeCache) Header {
 	var h Header
 	if f == nil {
 		return h
 	}
 	if f.json || f.layout == "" && looksJSON(line) {
-		parseJSON(line, &h, f.yearOr())
+		parseJSON(line, &h, f.yearOr(), tc)
 		return h
 	}
 	if f.layout == "" {
@@ -180,7 +202,7 @@ func (f *Format) Parse(line string) Header {
 		if i >= len(line) {
 			break
 		}
-		it, ok := scanItem(line, i, year, last)
+		it, ok := scanItem(line, i, year, last, tc)
 		if !ok {
 			break
 		}
@@ -311,7 +333,7 @@ func (f *Format) scan(s string, out []item) []item {
 		if i >= len(s) {
 			break
 		}
-		it, ok := scanItem(s, i, year, lastKind(out))
+		it, ok := scanItem(s, i, year, lastKind(out), nil)
 		if !ok {
 			break
 		}
@@ -333,10 +355,10 @@ func lastKind(out []item) byte {
 
 // scanItem reads one header item at s[i]; last is the kind of the item
 // before it (0 at the start of the line).
-func scanItem(s string, i, year int, last byte) (item, bool) {
+func scanItem(s string, i, year int, last byte, tc *timeCache) (item, bool) {
 	c := s[i]
 	// Timestamps.
-	if e, ms, ok := parseTime(s, i, year); ok {
+	if e, ms, ok := parseTime(s, i, year, tc); ok {
 		return item{kind: kTime, start: i, end: e, ms: ms}, true
 	}
 	switch c {
@@ -350,7 +372,7 @@ func scanItem(s string, i, year int, last byte) (item, bool) {
 		for j < e && s[j] == ' ' {
 			j++
 		}
-		if te, ms, ok := parseTime(s, j, year); ok && te == e-1 {
+		if te, ms, ok := parseTime(s, j, year, tc); ok && te == e-1 {
 			return item{kind: kTime, start: i, end: e, ms: ms}, true
 		}
 		if ms, ok := relClock(s[j : e-1]); ok {
@@ -411,7 +433,7 @@ func scanItem(s string, i, year int, last byte) (item, bool) {
 			return item{kind: kKV, start: i, end: ve, level: levelWord(val)}, true
 		case "time", "ts", "timestamp", "t", "date", "@timestamp":
 			it := item{kind: kKV, start: i, end: ve}
-			if _, ms, ok := parseTime(val, 0, year); ok {
+			if _, ms, ok := parseTime(val, 0, year, tc); ok {
 				it.ms = ms
 			}
 			return it, true

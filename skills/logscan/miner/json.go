@@ -7,7 +7,7 @@ import "strings"
 // quotes, escapes left as written); level, time and logger/component come
 // from their usual keys. Only top-level keys are read; anything malformed
 // leaves the whole line as the message.
-func parseJSON(s string, h *Header, year int) {
+func parseJSON(s string, h *Header, year int, tc *timeCache) {
 	i := 0
 	for i < len(s) && isSpace(s[i]) {
 		i++
@@ -61,7 +61,7 @@ func parseJSON(s string, h *Header, year int) {
 			case "time", "ts", "timestamp", "@timestamp", "datetime", "date", "t":
 				if h.Time == "" {
 					h.Time = val
-					if _, ms, ok := parseTime(val, 0, year); ok {
+					if _, ms, ok := parseTime(val, 0, year, tc); ok {
 						h.UnixMS = ms
 					}
 				}

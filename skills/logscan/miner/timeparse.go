@@ -182,6 +182,41 @@ func unixMS(year, month, day int, dayMS int64) int64 {
 	return daysFromCivil(year, month, day)*86400000 + dayMS
 }
 
+// timeCache remembers the last date a goroutine converted: consecutive log
+// lines almost always share it, so only the time of day is converted per
+// line. A nil *timeCache converts from scratch. Not safe for concurrent
+// use: one per goroutine (see Parser). Keys are copied, never views of the
+// line, since the engine recycles line buffers.
+type timeCache struct {
+	// the last civil date and its days since the epoch
+	y, mo, d int
+	days     int64
+	dayOK    bool
+
+	// syslogTime: the bytes from the start of the timestamp through the
+	// day of month ("Jan  5", "Mon, Jan 5") and the month and day read
+	// from them; sn == 0 when empty
+	sn      int
+	skey    [syslogKeyMax]byte
+	smo, sd int
+}
+
+const syslogKeyMax = 32
+
+// unixMS is the package unixMS, remembering the last date's day number.
+func (c *timeCache) unixMS(year, month, day int, dayMS int64) int64 {
+	if c == nil {
+		return unixMS(year, month, day, dayMS)
+	}
+	if month < 1 || month > 12 || day < 1 || day > 31 {
+		return 0
+	}
+	if !c.dayOK || c.y != year || c.mo != month || c.d != day {
+		c.y, c.mo, c.d, c.days, c.dayOK = year, month, day, daysFromCivil(year, month, day), true
+	}
+	return c.days*86400000 + dayMS
+}
+
 // daysFromCivil returns the days from 1970-01-01 to a proleptic Gregorian
 // date; a day past the month's end counts on into the next month, as
 // time.Date normalises it (Howard Hinnant's algorithm).
@@ -217,7 +252,7 @@ func boundary(s string, i int) bool {
 
 // parseTime recognises a timestamp at s[i:]. year is used for shapes that
 // carry none.
-func parseTime(s string, i int, year int) (end int, ms int64, ok bool) {
+func parseTime(s string, i int, year int, tc *timeCache) (end int, ms int64, ok bool) {
 	if i >= len(s) {
 		return 0, 0, false
 	}
@@ -226,14 +261,14 @@ func parseTime(s string, i int, year int) (end int, ms int64, ok bool) {
 		// dispatch on the length of the leading run of digits
 		switch runDigits(s, i) - i {
 		case 4:
-			return isoLike(s, i)
+			return isoLike(s, i, tc)
 		case 6, 8:
-			return compactDate(s, i)
+			return compactDate(s, i, tc)
 		case 2:
-			if e, v, ok := monthDay(s, i, year); ok {
+			if e, v, ok := monthDay(s, i, year, tc); ok {
 				return e, v, true
 			}
-			if e, v, ok := dayMonYear(s, i); ok {
+			if e, v, ok := dayMonYear(s, i, tc); ok {
 				return e, v, true
 			}
 			if e, v, ok := clock(s, i); ok && boundary(s, e) {
@@ -249,14 +284,14 @@ func parseTime(s string, i int, year int) (end int, ms int64, ok bool) {
 		return 0, 0, false
 	}
 	if isAlpha(c) && i+3 < len(s) && (s[i+3] == ' ' || s[i+3] == ',' || isAlpha(s[i+3])) {
-		return syslogTime(s, i, year)
+		return syslogTime(s, i, year, tc)
 	}
 	return 0, 0, false
 }
 
 // isoLike: YYYY-MM-DD[T ]HH:MM:SS[.frac][zone], also with '/' or '.'
 // between date parts.
-func isoLike(s string, i int) (int, int64, bool) {
+func isoLike(s string, i int, tc *timeCache) (int, int64, bool) {
 	y, ok := digits(s, i, 4)
 	if !ok || i+4 >= len(s) {
 		return 0, 0, false
@@ -287,28 +322,28 @@ func isoLike(s string, i int) (int, int64, bool) {
 				}
 			}
 			if boundary(s, e) {
-				return e, unixMS(y, mo, d, dms) - off, true
+				return e, tc.unixMS(y, mo, d, dms) - off, true
 			}
 		}
 	}
 	if boundary(s, j) && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 {
-		return j, unixMS(y, mo, d, 0), true // date only
+		return j, tc.unixMS(y, mo, d, 0), true // date only
 	}
 	return 0, 0, false
 }
 
 // compactDate: YYYYMMDD[-T ]HH:MM:SS[:mmm] and YYMMDD HHMMSS.
-func compactDate(s string, i int) (int, int64, bool) {
+func compactDate(s string, i int, tc *timeCache) (int, int64, bool) {
 	if y, ok := digits(s, i, 4); ok {
 		mo, _ := digits(s, i+4, 2)
 		d, ok2 := digits(s, i+6, 2)
 		if ok2 && i+8 < len(s) && (s[i+8] == '-' || s[i+8] == 'T' || s[i+8] == ' ') {
 			if e, dms, ok := clock(s, i+9); ok && boundary(s, e) {
-				return e, unixMS(y, mo, d, dms), true
+				return e, tc.unixMS(y, mo, d, dms), true
 			}
 			if hh, ok := digits(s, i+9, 6); ok && boundary(s, i+15) {
 				dms := int64(hh/10000)*3600000 + int64(hh/100%100)*60000 + int64(hh%100)*1000
-				return i + 15, unixMS(y, mo, d, dms), true
+				return i + 15, tc.unixMS(y, mo, d, dms), true
 			}
 		}
 	}
@@ -318,7 +353,7 @@ func compactDate(s string, i int) (int, int64, bool) {
 			h, m, sec := hms/10000, hms/100%100, hms%100
 			if mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && m < 60 && sec <= 60 {
 				dms := int64(h)*3600000 + int64(m)*60000 + int64(sec)*1000
-				return i + 13, unixMS(2000+ymd/10000, mo, d, dms), true
+				return i + 13, tc.unixMS(2000+ymd/10000, mo, d, dms), true
 			}
 		}
 	}
@@ -326,7 +361,7 @@ func compactDate(s string, i int) (int, int64, bool) {
 }
 
 // monthDay: MM-DD HH:MM:SS[.mmm] (Android logcat).
-func monthDay(s string, i int, year int) (int, int64, bool) {
+func monthDay(s string, i int, year int, tc *timeCache) (int, int64, bool) {
 	mo, ok := digits(s, i, 2)
 	if !ok || i+2 >= len(s) || (s[i+2] != '-' && s[i+2] != '/') {
 		return 0, 0, false
@@ -339,11 +374,11 @@ func monthDay(s string, i int, year int) (int, int64, bool) {
 	if !ok || !boundary(s, e) || mo < 1 || mo > 12 {
 		return 0, 0, false
 	}
-	return e, unixMS(year, mo, d, dms), true
+	return e, tc.unixMS(year, mo, d, dms), true
 }
 
 // dayMonYear: DD/Mon/YYYY:HH:MM:SS zone (access logs).
-func dayMonYear(s string, i int) (int, int64, bool) {
+func dayMonYear(s string, i int, tc *timeCache) (int, int64, bool) {
 	d, ok := digits(s, i, 2)
 	if !ok || i+2 >= len(s) || s[i+2] != '/' {
 		return 0, 0, false
@@ -366,7 +401,7 @@ func dayMonYear(s string, i int) (int, int64, bool) {
 			e, off = e2, o
 		}
 	}
-	return e, unixMS(y, mo, d, dms) - off, true
+	return e, tc.unixMS(y, mo, d, dms) - off, true
 }
 
 // epoch: 10-digit seconds or 13-digit milliseconds, optional fraction,
@@ -398,36 +433,17 @@ func epoch(s string, i int) (int, int64, bool) {
 }
 
 // syslogTime: [Weekday ]Mon DD HH:MM:SS[ YYYY]; also "Mon DD, YYYY HH:MM:SS".
-func syslogTime(s string, i int, year int) (int, int64, bool) {
-	j := i
-	if day3(s, j) {
-		k := skipAlpha(s, j)
-		if k < len(s) && s[k] == ',' {
-			k++
-		}
-		if k < len(s) && s[k] == ' ' {
-			j = k + 1
-		} else {
-			return 0, 0, false
-		}
-	}
-	mo := month3(s, j)
-	if mo == 0 {
+func syslogTime(s string, i int, year int, tc *timeCache) (int, int64, bool) {
+	var mo, d, j int
+	if tc != nil && tc.sn > 0 && i+tc.sn < len(s) && !isDigit(s[i+tc.sn]) && s[i:i+tc.sn] == string(tc.skey[:tc.sn]) {
+		// Same month-and-day prefix as last time: it reads the same.
+		mo, d, j = tc.smo, tc.sd, i+tc.sn
+	} else if mo, d, j = syslogDate(s, i); mo == 0 {
 		return 0, 0, false
+	} else if tc != nil && j-i <= syslogKeyMax {
+		tc.sn = copy(tc.skey[:], s[i:j])
+		tc.smo, tc.sd = mo, d
 	}
-	j = skipAlpha(s, j)
-	if j >= len(s) || s[j] != ' ' {
-		return 0, 0, false
-	}
-	for j < len(s) && s[j] == ' ' {
-		j++
-	}
-	e := runDigits(s, j)
-	if e-j < 1 || e-j > 2 {
-		return 0, 0, false
-	}
-	d, _ := digits(s, j, e-j)
-	j = e
 	if j < len(s) && s[j] == ',' { // "Jan 2, 2006 15:04:05"
 		if y, ok := digits(s, j+2, 4); ok {
 			year, j = y, j+6
@@ -446,5 +462,40 @@ func syslogTime(s string, i int, year int) (int, int64, bool) {
 	if !boundary(s, ce) {
 		return 0, 0, false
 	}
-	return ce, unixMS(year, mo, d, dms), true
+	return ce, tc.unixMS(year, mo, d, dms), true
+}
+
+// syslogDate reads "[Weekday ]Mon DD" at s[i:]; it returns the month (0
+// when the shape does not match), the day and the end of the day's digits.
+// What it reads depends only on s[i:end] and on s[end] not being a digit.
+func syslogDate(s string, i int) (mo, d, end int) {
+	j := i
+	if day3(s, j) {
+		k := skipAlpha(s, j)
+		if k < len(s) && s[k] == ',' {
+			k++
+		}
+		if k < len(s) && s[k] == ' ' {
+			j = k + 1
+		} else {
+			return 0, 0, 0
+		}
+	}
+	mo = month3(s, j)
+	if mo == 0 {
+		return 0, 0, 0
+	}
+	j = skipAlpha(s, j)
+	if j >= len(s) || s[j] != ' ' {
+		return 0, 0, 0
+	}
+	for j < len(s) && s[j] == ' ' {
+		j++
+	}
+	e := runDigits(s, j)
+	if e-j < 1 || e-j > 2 {
+		return 0, 0, 0
+	}
+	d, _ = digits(s, j, e-j)
+	return mo, d, e
 }
