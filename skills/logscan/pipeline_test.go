@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sleuth-bot/sleuth/skills/logscan/internal/loggen"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func TestBlockBoundariesDoNotChangeResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := genLog(f, 2<<20, 5); err != nil {
+	if err := loggen.Write(f, 2<<20, 5); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -1,6 +1,7 @@
 package miner
 
 import (
+	"github.com/sleuth-bot/sleuth/skills/logscan/internal/loggen"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -8,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // BenchmarkParseAndAdd measures the per-line hot path the log engine runs:
@@ -92,91 +92,21 @@ func benchCorpora() []benchCorpus {
 	return out
 }
 
-// mixedLines generates a realistic service log like the engine's 1 GB
-// benchmark: ISO timestamps, levels, thread and logger fields, a dozen
+// mixedLines is the start of the engine's 1 GB benchmark log (package
+// loggen): ISO timestamps, levels, thread and logger fields, a dozen
 // message shapes with ids, numbers, IPs, hex and base-36 tokens, floats,
-// and Java stack traces after errors. Numbers vary on every line.
+// and Java stack traces after some errors.
 func mixedLines(n int) []string {
-	r := rand.New(rand.NewPCG(1, 7))
-	levels := []string{" INFO", " INFO", " INFO", " INFO", "DEBUG", " INFO", " WARN", "ERROR"}
-	loggers := []string{"c.e.api.OrderController", "c.e.db.Pool", "c.e.cache.Redis", "o.a.kafka.Consumer", "c.e.auth.TokenFilter", "c.e.jobs.Scheduler"}
-	verbs := []string{"GET", "POST", "PUT", "DELETE"}
-	ms := int64(1_700_000_000_000)
-	out := make([]string, 0, n)
-	var buf []byte
-	for len(out) < n {
-		ms += int64(r.IntN(40))
-		buf = time.UnixMilli(ms).UTC().AppendFormat(buf[:0], "2006-01-02 15:04:05.000")
-		buf = append(buf, ' ')
-		lv := levels[r.IntN(len(levels))]
-		buf = append(buf, lv...)
-		buf = append(buf, " 1 --- [worker-"...)
-		buf = strconv.AppendInt(buf, int64(r.IntN(64)), 10)
-		buf = append(buf, "] "...)
-		buf = append(buf, loggers[r.IntN(len(loggers))]...)
-		buf = append(buf, " : "...)
-		switch r.IntN(12) {
-		case 0, 1, 2, 3:
-			buf = append(buf, verbs[r.IntN(4)]...)
-			buf = append(buf, " /v1/orders/"...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(1_000_000)), 10)
-			buf = append(buf, " status=200 in "...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(300)), 10)
-			buf = append(buf, "ms"...)
-		case 4, 5:
-			buf = append(buf, "cache hit ratio="...)
-			buf = strconv.AppendFloat(buf, r.Float64(), 'f', 3, 64)
-			buf = append(buf, " keys="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(100000)), 10)
-		case 6:
-			buf = append(buf, "connection from 10."...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(255)), 10)
-			buf = append(buf, '.')
-			buf = strconv.AppendInt(buf, int64(r.IntN(255)), 10)
-			buf = append(buf, ".7:"...)
-			buf = strconv.AppendInt(buf, int64(1024+r.IntN(60000)), 10)
-			buf = append(buf, " accepted"...)
-		case 7:
-			buf = append(buf, "consumer group rebalanced, partitions="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(32)), 10)
-			buf = append(buf, " generation="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(5000)), 10)
-		case 8:
-			buf = append(buf, "user "...)
-			buf = strconv.AppendUint(buf, r.Uint64(), 16)
-			buf = append(buf, " logged in from session "...)
-			buf = strconv.AppendUint(buf, r.Uint64(), 36)
-		case 9:
-			buf = append(buf, "job "...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(50)), 10)
-			buf = append(buf, " finished in "...)
-			buf = strconv.AppendFloat(buf, r.Float64()*10, 'f', 2, 64)
-			buf = append(buf, "s, rows="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(1e6)), 10)
-		case 10:
-			buf = append(buf, "pool stats active="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(10)), 10)
-			buf = append(buf, " idle="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(10)), 10)
-			buf = append(buf, " waiting="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(3)), 10)
-		default:
-			buf = append(buf, "token refresh for client app-"...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(200)), 10)
-			buf = append(buf, " expires_in="...)
-			buf = strconv.AppendInt(buf, int64(r.IntN(3600)), 10)
+	var b strings.Builder
+	for size := int64(n) * 128; ; size *= 2 {
+		b.Reset()
+		if err := loggen.Write(&b, size, 1); err != nil {
+			panic(err)
 		}
-		out = append(out, string(buf))
-		if lv == "ERROR" {
-			out = append(out,
-				"java.lang.IllegalStateException: order "+strconv.Itoa(r.IntN(1_000_000))+" in bad state",
-				"\tat c.e.api.OrderService.place(OrderService.java:88)",
-				"\tat c.e.api.OrderController.post(OrderController.java:41)",
-				"Caused by: java.sql.SQLException: deadlock detected",
-				"\t... 12 more")
+		if lines := strings.Split(b.String(), "\n"); len(lines) > n {
+			return lines[:n]
 		}
 	}
-	return out[:n]
 }
 
 // nameLines is a worst case for the skeleton cache: sshd lines naming one
