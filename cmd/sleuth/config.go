@@ -118,6 +118,7 @@ type Config struct {
 	JobsFile           string
 	ReportPaths        string
 	OwnerChannel       string
+	LocalAPI           bool // serve POST /v1/messages even with a platform configured
 	LLMProvider        string
 	LLMBaseURL         string
 	LLMModel           string
@@ -147,6 +148,7 @@ func loadConfig(e *env) (Config, error) {
 		JobsFile:           e.get("SLEUTH_JOBS_FILE"),
 		ReportPaths:        e.get("SLEUTH_REPORT_PATHS"),
 		OwnerChannel:       e.get("SLEUTH_OWNER_CHANNEL"),
+		LocalAPI:           e.oneOf("SLEUTH_LOCAL_API", "off", "on", "off") == "on",
 		LLMProvider:        e.oneOf("LLM_PROVIDER", "openai", "openai", "ollama", "anthropic"),
 		LLMBaseURL:         e.get("LLM_BASE_URL"),
 		LLMModel:           e.get("LLM_MODEL"),

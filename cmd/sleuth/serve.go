@@ -154,7 +154,11 @@ func serve(ctx context.Context, cfg Config, e *env, stdin io.Reader, stdout io.W
 	if err != nil {
 		return err
 	}
-	loc.Routes(mux)
+	// The local chat API has no authentication: with a platform configured
+	// (a service reachable by others) it is served only when asked for.
+	if len(platforms) == 0 || cfg.LocalAPI {
+		loc.Routes(mux)
+	}
 	adapters := append(platforms, bot.Adapter(loc))
 	for _, a := range adapters {
 		router.Attach(a)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sleuth-bot/sleuth/agent/llmtest"
+	"github.com/sleuth-bot/sleuth/bot/slack/slacktest"
 )
 
 var (
@@ -220,4 +221,31 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("condition not met within 20s")
+}
+
+// The unauthenticated local chat API is not served next to a platform
+// unless asked for.
+func TestLocalAPIOffWithAPlatform(t *testing.T) {
+	bin := buildBinary(t)
+	fake := slacktest.New(t)
+	slackEnv := []string{"SLACK_BOT_TOKEN=" + slacktest.BotToken, "SLACK_SIGNING_SECRET=s3cret", "SLACK_API_URL=" + fake.APIURL()}
+	for _, tc := range []struct {
+		env  []string
+		want int
+	}{
+		{slackEnv, http.StatusNotFound},
+		{append(slackEnv, "SLEUTH_LOCAL_API=on"), http.StatusBadRequest}, // served: empty text is refused
+	} {
+		s := startServer(t, bin, tc.env...)
+		resp, err := http.Post("http://"+s.addr+"/v1/messages", "application/json", strings.NewReader(`{"text":""}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("env %v: POST /v1/messages = %d, want %d", tc.env[len(tc.env)-1], resp.StatusCode, tc.want)
+		}
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		<-s.exited
+	}
 }
