@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sleuth-bot/sleuth/bot"
-	"github.com/sleuth-bot/sleuth/bot/metrics"
 )
 
 // Limits of the Open API that the REST client respects.
@@ -354,11 +353,9 @@ func (r *cappedReader) Read(p []byte) (int, error) {
 	if int64(n) > r.left {
 		n = int(r.left)
 		r.left = -1
-		metrics.AttachmentBytes.WithLabelValues(bot.PlatformFeishu).Add(float64(n))
 		return n, fmt.Errorf("download %s: %w", r.name, bot.ErrTooLarge)
 	}
 	r.left -= int64(n)
-	metrics.AttachmentBytes.WithLabelValues(bot.PlatformFeishu).Add(float64(n))
 	return n, err
 }
 

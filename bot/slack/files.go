@@ -13,7 +13,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sleuth-bot/sleuth/bot"
-	"github.com/sleuth-bot/sleuth/bot/metrics"
 )
 
 // Attachment errors. Open wraps them with the file's name; the agent turns
@@ -35,7 +34,7 @@ var slackFileDomains = []string{"slack.com", "slack-edge.com", "slack-gov.com"}
 // size is known, and while streaming otherwise. A file without a URL
 // (Slack Connect "check_file_info") is looked up with files.info first.
 // Errors wrap ErrFileGone, ErrFileAccess or bot.ErrTooLarge where they
-// apply. Bytes read are counted in metrics.AttachmentBytes.
+// apply. (The agent counts the bytes it stores in metrics.AttachmentBytes.)
 func (a *Adapter) Open(ctx context.Context, att bot.Attachment) (io.ReadCloser, error) {
 	name := firstNonEmpty(att.Name, att.ID, "attachment")
 	if err := a.checkSize(name, att.Size); err != nil {
@@ -164,9 +163,6 @@ func (c *cappedBody) Read(p []byte) (int, error) {
 	}
 	n, err := c.rc.Read(p)
 	c.left -= int64(n)
-	if n > 0 {
-		metrics.AttachmentBytes.WithLabelValues(bot.PlatformSlack).Add(float64(n))
-	}
 	if c.left < 0 {
 		return n - int(-c.left), fmt.Errorf("open %s: %w: over %s", c.name, bot.ErrTooLarge, humanSize(c.limit))
 	}
