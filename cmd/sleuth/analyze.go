@@ -70,6 +70,7 @@ func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false) // log lines keep their <, > and & readable
 		if err := enc.Encode(rep); err != nil {
 			fmt.Fprintf(stderr, "sleuth analyze: %s\n", oneLine(err))
 			return exitInput

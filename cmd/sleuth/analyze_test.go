@@ -36,6 +36,9 @@ func TestAnalyzeJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("not one JSON object: %v", err)
 	}
+	if strings.Contains(out, `\u003c`) || !strings.Contains(out, "<*>") {
+		t.Errorf("templates are HTML-escaped instead of readable <*>")
+	}
 	for _, k := range []string{"files", "lines", "bytes", "time_range", "levels", "templates", "evidence", "first_error", "bursts", "duration_ms"} {
 		if _, ok := m[k]; !ok {
 			t.Fatalf("missing %q", k)
@@ -133,6 +136,9 @@ func TestTemplatesJSONL(t *testing.T) {
 	data, _ := os.ReadFile(fixture)
 	if len(rows) != bytes.Count(data, []byte("\n")) {
 		t.Fatalf("%d rows for %d lines", len(rows), bytes.Count(data, []byte("\n")))
+	}
+	if strings.Contains(out, `\u003c`) || !strings.Contains(out, "<*>") {
+		t.Errorf("templates are HTML-escaped instead of readable <*>")
 	}
 	for i, r := range rows {
 		var tl struct {

@@ -2,6 +2,7 @@ package logscan
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,10 +25,14 @@ func WriteTemplatesJSONL(ctx context.Context, path string, opt Options, w io.Wri
 	ids, texts := e.finalTemplates()
 	tails := make([][]byte, len(ids))
 	tail := func(id, text string) []byte {
-		b, _ := json.Marshal(struct {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // templates keep a readable <*>
+		_ = enc.Encode(struct {
 			ID   string `json:"template_id"`
 			Text string `json:"template"`
 		}{id, text})
+		b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		out := append([]byte{','}, b[1:]...)
 		return append(out, '\n')
 	}
