@@ -202,8 +202,8 @@ func (f *Format) parse(line string, tc *timeCache) Header {
 		if i >= len(line) {
 			break
 		}
-		it, ok := scanItem(line, i, year, last, tc)
-		if !ok {
+		var it item
+		if !scanItem(line, i, year, last, tc, &it) {
 			break
 		}
 		for j < len(f.layout) && f.layout[j] != it.kind && optionalKind(f.layout[j]) {
@@ -333,8 +333,8 @@ func (f *Format) scan(s string, out []item) []item {
 		if i >= len(s) {
 			break
 		}
-		it, ok := scanItem(s, i, year, lastKind(out), nil)
-		if !ok {
+		var it item
+		if !scanItem(s, i, year, lastKind(out), nil, &it) {
 			break
 		}
 		out = append(out, it)
@@ -355,17 +355,18 @@ func lastKind(out []item) byte {
 
 // scanItem reads one header item at s[i]; last is the kind of the item
 // before it (0 at the start of the line).
-func scanItem(s string, i, year int, last byte, tc *timeCache) (item, bool) {
+func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 	c := s[i]
 	// Timestamps.
 	if e, ms, ok := parseTime(s, i, year, tc); ok {
-		return item{kind: kTime, start: i, end: e, ms: ms}, true
+		*out = item{kind: kTime, start: i, end: e, ms: ms}
+		return true
 	}
 	switch c {
 	case '[':
 		close := strings.IndexByte(s[i:min(len(s), i+maxFieldLen)], ']')
 		if close < 0 {
-			return item{}, false
+			return false
 		}
 		e := i + close + 1
 		j := i + 1
@@ -373,44 +374,53 @@ func scanItem(s string, i, year int, last byte, tc *timeCache) (item, bool) {
 			j++
 		}
 		if te, ms, ok := parseTime(s, j, year, tc); ok && te == e-1 {
-			return item{kind: kTime, start: i, end: e, ms: ms}, true
+			*out = item{kind: kTime, start: i, end: e, ms: ms}
+			return true
 		}
 		if ms, ok := relClock(s[j : e-1]); ok {
-			return item{kind: kRel, start: i, end: e, ms: ms}, true
+			*out = item{kind: kRel, start: i, end: e, ms: ms}
+			return true
 		}
 		if lv := levelWord(s[j : e-1]); lv != "" {
-			return item{kind: kLevel, start: i, end: e, level: lv}, true
+			*out = item{kind: kLevel, start: i, end: e, level: lv}
+			return true
 		}
 		if e < len(s) && s[e] == ':' && (e+1 == len(s) || s[e+1] == ' ') {
-			return item{kind: kComp, start: i, end: e + 1}, true
+			*out = item{kind: kComp, start: i, end: e + 1}
+			return true
 		}
-		return item{kind: kBrack, start: i, end: e}, true
+		*out = item{kind: kBrack, start: i, end: e}
+		return true
 	case '(':
 		// ESP-IDF "I (1234) tag: msg": a relative clock in milliseconds.
 		e := runDigits(s, i+1)
 		if e > i+1 && e < len(s) && s[e] == ')' && e-i-1 <= 12 {
 			v, _ := digits(s, i+1, e-i-1)
-			return item{kind: kRel, start: i, end: e + 1, ms: int64(v)}, true
+			*out = item{kind: kRel, start: i, end: e + 1, ms: int64(v)}
+			return true
 		}
-		return item{}, false
+		return false
 	case '<':
 		// syslog priority "<13>"
 		e := runDigits(s, i+1)
 		if e > i+1 && e-i-1 <= 3 && e < len(s) && s[e] == '>' {
 			v, _ := digits(s, i+1, e-i-1)
-			return item{kind: kLevel, start: i, end: e + 1, level: syslogLevel(v)}, true
+			*out = item{kind: kLevel, start: i, end: e + 1, level: syslogLevel(v)}
+			return true
 		}
-		return item{}, false
+		return false
 	case '|':
-		return item{kind: kSep, start: i, end: i + 1}, true
+		*out = item{kind: kSep, start: i, end: i + 1}
+		return true
 	}
 	e, cls := wordEndClass(s, i)
 	w := s[i:e]
 	if w == "" {
-		return item{}, false
+		return false
 	}
 	if len(w) <= 3 && (w == "-" || w == "--" || w == "---" || w == ":" || w == "::" || w == ">" || w == "-->" || w == "=>") {
-		return item{kind: kSep, start: i, end: e}, true
+		*out = item{kind: kSep, start: i, end: e}
+		return true
 	}
 	// key=value header fields (logfmt, slog text)
 	eq := -1
@@ -428,23 +438,27 @@ func scanItem(s string, i, year int, last byte, tc *timeCache) (item, bool) {
 		val := strings.Trim(s[i+eq+1:ve], `"`)
 		switch key {
 		case "msg", "message":
-			return item{kind: kMsg, start: i, end: i + eq + 1}, true
+			*out = item{kind: kMsg, start: i, end: i + eq + 1}
+			return true
 		case "level", "lvl", "severity", "loglevel", "log.level":
-			return item{kind: kKV, start: i, end: ve, level: levelWord(val)}, true
+			*out = item{kind: kKV, start: i, end: ve, level: levelWord(val)}
+			return true
 		case "time", "ts", "timestamp", "t", "date", "@timestamp":
-			it := item{kind: kKV, start: i, end: ve}
+			*out = item{kind: kKV, start: i, end: ve}
 			if _, ms, ok := parseTime(val, 0, year, tc); ok {
-				it.ms = ms
+				out.ms = ms
 			}
-			return it, true
+			return true
 		case "pid", "tid", "thread", "logger", "caller", "component", "module", "source", "app", "service", "host", "hostname", "name":
-			return item{kind: kKV, start: i, end: ve}, true
+			*out = item{kind: kKV, start: i, end: ve}
+			return true
 		}
-		return item{}, false
+		return false
 	}
 	// Pure number: pid, tid.
 	if runDigits(s, i) == e {
-		return item{kind: kNum, start: i, end: e}, true
+		*out = item{kind: kNum, start: i, end: e}
+		return true
 	}
 	// Level words: "ERROR", "E", "[error]" handled above, "ERROR:".
 	core := w
@@ -456,40 +470,46 @@ func scanItem(s string, i, year int, last byte, tc *timeCache) (item, bool) {
 			// A lone capital is a level only when something header-like
 			// follows (ESP-IDF "I (12)", logcat "D Tag:").
 			if !(e+1 < len(s) && (s[e+1] == '(' || s[e+1] == '[')) && !nextIsComp(s, e) {
-				return item{}, false
+				return false
 			}
 		}
-		return item{kind: kLevel, start: i, end: e, level: lv}, true
+		*out = item{kind: kLevel, start: i, end: e, level: lv}
+		return true
 	}
 	// Android brief "E/Tag(123):" or "E/Tag:".
 	if len(w) > 2 && w[1] == '/' && levelWord(w[:1]) != "" {
 		ce := compEnd(s, i)
 		if ce > 0 {
-			return item{kind: kComp, start: i, end: ce, level: levelWord(w[:1])}, true
+			*out = item{kind: kComp, start: i, end: ce, level: levelWord(w[:1])}
+			return true
 		}
 	}
 	// A word between separators: "- app.worker -" (Python logging).
 	if last == kSep && e+2 < len(s) && s[e] == ' ' && e-i <= maxFieldLen {
 		if k := wordEnd(s, e+1); k > e+1 && k < len(s) && s[k] == ' ' {
 			if sw := s[e+1 : k]; sw == "-" || sw == "|" || sw == "---" {
-				return item{kind: kField, start: i, end: e}, true
+				*out = item{kind: kField, start: i, end: e}
+				return true
 			}
 		}
 	}
 	// Pipe-delimited field: "Step_LSC|".
 	if e < len(s) && s[e] == '|' && e-i <= maxFieldLen {
-		return item{kind: kField, start: i, end: e}, true
+		*out = item{kind: kField, start: i, end: e}
+		return true
 	}
 	// Host after a syslog timestamp, when a component follows.
 	if last == kTime && e-i <= maxFieldLen && (e == len(s) || s[e-1] != ':') && nextIsComp(s, e) {
-		return item{kind: kHost, start: i, end: e}, true
+		*out = item{kind: kHost, start: i, end: e}
+		return true
 	}
 	// Component "name:" or "name[pid]:" or "prog 1.2:" (two words), or
 	// "name :" (Spring Boot).
 	if ce := compEndAt(s, i, e, cls); ce > 0 {
-		return item{kind: kComp, start: i, end: ce}, true
+		*out = item{kind: kComp, start: i, end: ce}
+		return true
 	}
-	return item{}, false
+	return false
 }
 
 // nextIsComp reports whether a component starts after position e.
@@ -589,6 +609,9 @@ func hasDigit(s string) bool {
 
 // relClock reads a kernel-style uptime "12.345678" in seconds.
 func relClock(s string) (int64, bool) {
+	if len(s) > 0 && s[0] < 0x80 && !isDigit(s[0]) && asciiSpace[s[0]] == 0 {
+		return 0, false // TrimSpace would keep this byte first: no digits
+	}
 	s = strings.TrimSpace(s)
 	d := runDigits(s, 0)
 	if d == 0 || d >= len(s) || s[d] != '.' {
@@ -620,6 +643,18 @@ func syslogLevel(p int) string {
 	return LevelDebug
 }
 
+// asciiSpace marks the ASCII bytes strings.TrimSpace trims.
+var asciiSpace = [256]uint8{'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1}
+
+// levelFirst marks the first letters (either case) of the level words of
+// two or more letters that levelWord knows.
+var levelFirst = func() (t [256]uint8) {
+	for _, c := range "fceapwindtsv" {
+		t[c], t[c-'a'+'A'] = 1, 1
+	}
+	return t
+}()
+
 // levelWord normalises a severity word; "" when w is none.
 func levelWord(w string) string {
 	if len(w) == 1 {
@@ -639,7 +674,7 @@ func levelWord(w string) string {
 		}
 		return ""
 	}
-	if len(w) > 11 {
+	if len(w) == 0 || len(w) > 11 || levelFirst[w[0]] == 0 {
 		return ""
 	}
 	var b [11]byte

@@ -250,6 +250,16 @@ func boundary(s string, i int) bool {
 	return false
 }
 
+// syslogFirst marks the letters (either case) that start a month or a
+// weekday name: a syslog date can start with no other byte, so items such
+// as "INFO" or "ERROR" skip syslogTime at once.
+var syslogFirst = func() (t [256]bool) {
+	for _, c := range "jfmasondtw" {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	return t
+}()
+
 // parseTime recognises a timestamp at s[i:]. year is used for shapes that
 // carry none.
 func parseTime(s string, i int, year int, tc *timeCache) (end int, ms int64, ok bool) {
@@ -283,7 +293,7 @@ func parseTime(s string, i int, year int, tc *timeCache) (end int, ms int64, ok 
 		}
 		return 0, 0, false
 	}
-	if isAlpha(c) && i+3 < len(s) && (s[i+3] == ' ' || s[i+3] == ',' || isAlpha(s[i+3])) {
+	if syslogFirst[c] && i+3 < len(s) && (s[i+3] == ' ' || s[i+3] == ',' || isAlpha(s[i+3])) {
 		return syslogTime(s, i, year, tc)
 	}
 	return 0, 0, false
