@@ -229,9 +229,6 @@ func TestAnalyzeWithEngine(t *testing.T) {
 	env := skilltest.Env(t, "app.log")
 	res, err := s.Run(context.Background(), skills.Call{Env: env})
 	if err != nil {
-		if strings.Contains(err.Error(), "not implemented") {
-			t.Skip("log engine not implemented yet")
-		}
 		t.Fatal(err)
 	}
 	if res.Status != skills.StatusOK {
