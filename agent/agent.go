@@ -198,6 +198,10 @@ func (a *Agent) Run(ctx context.Context, t bot.Turn) (bot.Reply, error) {
 	if key == "" {
 		key = m.SessionKey()
 	}
+	log := a.log.With("session", key)
+	if t.RunID != "" {
+		log = log.With("run_id", t.RunID)
+	}
 	thread := m.Thread
 	if thread == "" {
 		thread = m.ID
@@ -212,10 +216,10 @@ func (a *Agent) Run(ctx context.Context, t bot.Turn) (bot.Reply, error) {
 		return bot.Reply{}, fmt.Errorf("load session: %w", err)
 	}
 	if err := a.cfg.Sessions.SetStatus(ctx, key, "waiting"); err != nil {
-		a.log.Warn("set session status", "session", key, "error", err)
+		log.Warn("set session status", "error", err)
 	}
 
-	r := &run{a: a, turn: t, sess: sess, key: key, start: start}
+	r := &run{a: a, log: log, turn: t, sess: sess, key: key, start: start}
 	reply, err := r.do(ctx)
 	status := "open"
 	outcome := "ok"
@@ -231,10 +235,10 @@ func (a *Agent) Run(ctx context.Context, t bot.Turn) (bot.Reply, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if serr := a.cfg.Sessions.SetStatus(sctx, key, status); serr != nil {
-		a.log.Warn("set session status", "session", key, "error", serr)
+		log.Warn("set session status", "error", serr)
 	}
 	metrics.Runs.WithLabelValues(outcome).Inc()
-	a.log.Info("turn done", "session", key, "steps", reply.Steps, "tokens", reply.Tokens,
+	log.Info("turn done", "steps", reply.Steps, "tokens", reply.Tokens,
 		"brain", r.brainName(), "outcome", outcome, "duration_ms", a.cfg.Clock().Sub(start).Milliseconds())
 	return reply, err
 }

@@ -55,7 +55,7 @@ func (r *run) storeAttachments(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		default:
-			r.a.log.Warn("store attachment", "session", r.key, "file", att.Name, "error", err)
+			r.log.Warn("store attachment", "file", att.Name, "error", err)
 			r.rejected = append(r.rejected, fmt.Sprintf("I could not download **%s**; please attach it again.", att.Name))
 		}
 	}

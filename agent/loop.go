@@ -43,7 +43,7 @@ func (r *run) loop(ctx context.Context) (string, bool, error) {
 				return "", false, fmt.Errorf("offline brain: %w", err)
 			}
 			r.fallback = shortErr(err)
-			a.log.Warn("model failed; falling back to the offline brain", "session", r.key, "brain", r.brain.Name(), "error", err)
+			r.log.Warn("model failed; falling back to the offline brain", "brain", r.brain.Name(), "error", err)
 			r.audit(auditRecord{Step: r.st.Step, Action: "fallback", Status: "error", Error: r.fallback,
 				DurationMS: a.cfg.Clock().Sub(stepStart).Milliseconds()})
 			r.brain = a.offline
@@ -67,7 +67,7 @@ func (r *run) loop(ctx context.Context) (string, bool, error) {
 			if plan := extractPlan(act.Text); plan != "" {
 				r.st.Plan = plan
 				if err := a.cfg.Sessions.SetPlan(ctx, r.key, plan); err != nil {
-					a.log.Warn("save plan", "session", r.key, "error", err)
+					r.log.Warn("save plan", "error", err)
 				}
 			}
 		}
@@ -215,7 +215,7 @@ func (r *run) execute(ctx context.Context, c *Call, act Action, first bool) {
 	r.perSkill[spec.Name]++
 	res, err := runSkill(ctx, sk, skills.Call{Skill: spec.Name, Args: args, Env: r.env()})
 	if err != nil {
-		a.log.Warn("skill failed", "session", r.key, "skill", spec.Name, "error", err)
+		r.log.Warn("skill failed", "skill", spec.Name, "error", err)
 		rec.Error = shortErr(err)
 		c.Status = skills.StatusError
 		c.Result = skills.Result{Status: skills.StatusError, Output: "the skill failed: " + shortErr(err)}
@@ -304,12 +304,12 @@ func (r *run) saveOutput(ctx context.Context, skill, out string) (string, bool) 
 	name := fmt.Sprintf("output-step%d-%s.txt", r.st.Step, skill)
 	path := filepath.Join(r.workspace, name)
 	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
-		r.a.log.Warn("save full output", "session", r.key, "error", err)
+		r.log.Warn("save full output", "error", err)
 		return "", false
 	}
 	f := memory.File{Session: r.key, Name: name, Path: path, Size: int64(len(out)), SHA256: sum, CreatedAt: r.a.cfg.Clock()}
 	if err := r.a.cfg.Sessions.AddFile(ctx, f); err != nil {
-		r.a.log.Warn("register full output", "session", r.key, "error", err)
+		r.log.Warn("register full output", "error", err)
 		return "", false
 	}
 	r.files = append(r.files, skills.File{Name: name, Path: path, Size: f.Size})

@@ -50,7 +50,7 @@ func (r *run) summarize(ctx context.Context, history []memory.Turn) (string, []m
 		out, tokens, err := s.Summarize(ctx, summary, fold)
 		r.tokens += tokens
 		if err != nil {
-			a.log.Warn("summarize thread with the model; keeping an extract", "session", r.key, "error", err)
+			r.log.Warn("summarize thread with the model; keeping an extract", "error", err)
 		} else {
 			next = strings.TrimSpace(out)
 		}
@@ -61,7 +61,7 @@ func (r *run) summarize(ctx context.Context, history []memory.Turn) (string, []m
 	next = truncateHead(next, maxSummaryChars)
 	last := fold[len(fold)-1].ID
 	if err := a.cfg.Sessions.SetSummary(ctx, r.key, fmt.Sprintf(summaryMarkerFmt, last)+next); err != nil {
-		a.log.Warn("save summary", "session", r.key, "error", err)
+		r.log.Warn("save summary", "error", err)
 	}
 	return next, redactTurns(recent, &r.redactions)
 }
@@ -137,7 +137,7 @@ func (r *run) recall(ctx context.Context, goal string) []string {
 	hits, err := lt.Search(ctx, memory.Query{Scope: scopeOf(r.turn.Message), Text: q, Limit: recallLimit, MinPriority: recallMinPrio})
 	if err != nil {
 		metrics.MemoryErrors.WithLabelValues("search").Inc()
-		r.a.log.Warn("recall memories; continuing without", "session", r.key, "error", err)
+		r.log.Warn("recall memories; continuing without", "error", err)
 		return nil
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
@@ -182,7 +182,7 @@ func (r *run) recurring(ctx context.Context, fps []string) string {
 		recs, err := lt.List(ctx, memory.Filter{Scope: scope, Types: []string{memory.TypeIncident}, Fingerprint: fp}, 50)
 		if err != nil {
 			metrics.MemoryErrors.WithLabelValues("list").Inc()
-			r.a.log.Warn("look up recurring incidents", "session", r.key, "error", err)
+			r.log.Warn("look up recurring incidents", "error", err)
 			return ""
 		}
 		for _, rec := range recs {
@@ -240,7 +240,7 @@ func (r *run) rememberFromSkill(ctx context.Context, skill string, mems []skills
 		}
 		if err := r.a.cfg.Memory.Add(ctx, rec); err != nil {
 			metrics.MemoryErrors.WithLabelValues("add").Inc()
-			r.a.log.Warn("write memory", "session", r.key, "error", err)
+			r.log.Warn("write memory", "error", err)
 			return "[sleuth: the memory could not be saved (the store is unavailable); tell the person it was not remembered]"
 		}
 		ack := fmt.Sprintf("%s (%s, %s scope): %q", rec.Type, priorityWord(rec.Priority), rec.Scope, rec.Content)
@@ -297,7 +297,7 @@ func (r *run) writeMemories(ctx context.Context, answer string) {
 		out, tokens, err := d.Distill(ctx, r.st.Goal, answer)
 		r.tokens += tokens
 		if err != nil {
-			r.a.log.Warn("distil memories", "session", r.key, "error", err)
+			r.log.Warn("distil memories", "error", err)
 		}
 		if len(out) > 3 {
 			out = out[:3]
@@ -336,7 +336,7 @@ func (r *run) writeMemories(ctx context.Context, answer string) {
 	defer cancel()
 	if err := r.a.cfg.Memory.Add(wctx, recs...); err != nil {
 		metrics.MemoryErrors.WithLabelValues("add").Inc()
-		r.a.log.Warn("write memories", "session", r.key, "error", err)
+		r.log.Warn("write memories", "error", err)
 		return
 	}
 	for _, rec := range recs {

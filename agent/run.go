@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 // run is the state of one turn.
 type run struct {
 	a     *Agent
+	log   *slog.Logger // the agent's logger with this run's session and run id
 	turn  bot.Turn
 	sess  memory.Session
 	key   string
@@ -216,14 +218,14 @@ func (r *run) appendTurns(ctx context.Context, reply bot.Reply) {
 		Session: r.key, Role: "assistant", Content: reply.Text, Fingerprints: fps,
 		Tokens: reply.Tokens, Steps: reply.Steps, Failed: reply.Failed, CreatedAt: r.a.cfg.Clock(),
 	}); err != nil {
-		r.a.log.Warn("append assistant turn", "session", r.key, "error", err)
+		r.log.Warn("append assistant turn", "error", err)
 	}
 	if len(r.written) > 0 {
 		note := "remembered: " + strings.Join(r.written, "; ")
 		if _, err := r.a.cfg.Sessions.AppendTurn(wctx, memory.Turn{
 			Session: r.key, Role: "system", Content: note, CreatedAt: r.a.cfg.Clock(),
 		}); err != nil {
-			r.a.log.Warn("append memory note", "session", r.key, "error", err)
+			r.log.Warn("append memory note", "error", err)
 		}
 	}
 }

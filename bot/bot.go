@@ -181,6 +181,8 @@ type Inbox interface {
 type Turn struct {
 	Message    Message
 	SessionKey string
+	// RunID names this run in every log line about it.
+	RunID string
 	// Open streams an attachment of this turn (the adapter's Open).
 	Open func(ctx context.Context, a Attachment) (io.ReadCloser, error)
 	// Progress reports progress; never nil.

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sleuth-bot/sleuth/bot/metrics"
@@ -50,6 +51,8 @@ type Router struct {
 	cfg      RouterConfig
 	log      *slog.Logger
 	adapters map[string]Adapter
+
+	runSeq atomic.Uint64
 
 	mu       sync.Mutex
 	closed   bool
@@ -298,12 +301,15 @@ func (r *Router) runNext(ctx context.Context, key string) {
 // reply; one bad event never takes the process down.
 func (r *Router) runTurn(ctx context.Context, key string, m Message) {
 	a := r.adapters[m.Platform]
-	log := r.log.With("session", key, "platform", m.Platform, "message_id", m.ID)
+	runID := fmt.Sprintf("%x", r.runSeq.Add(1)+uint64(time.Now().UnixNano()))
+	log := r.log.With("run_id", runID, "session", key, "platform", m.Platform, "message_id", m.ID)
 	progress := a.StartProgress(ctx, m)
 	start := time.Now()
+	panicked := false
 	reply, err := func() (rep Reply, err error) {
 		defer func() {
 			if p := recover(); p != nil {
+				panicked = true
 				log.Error("run panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				err = fmt.Errorf("internal error: %v", p)
 			}
@@ -311,6 +317,7 @@ func (r *Router) runTurn(ctx context.Context, key string, m Message) {
 		return r.cfg.Runner.Run(ctx, Turn{
 			Message:    m,
 			SessionKey: key,
+			RunID:      runID,
 			Open:       a.Open,
 			Progress:   func(text string) { progress.Update(ctx, text) },
 		})
@@ -331,7 +338,10 @@ func (r *Router) runTurn(ctx context.Context, key string, m Message) {
 	} else {
 		log.Info("run finished", "outcome", outcome, "steps", reply.Steps, "tokens", reply.Tokens, "duration_ms", time.Since(start).Milliseconds())
 	}
-	metrics.Runs.WithLabelValues(outcome).Inc()
+	if panicked {
+		// The runner counts the runs it finishes; a panic never got there.
+		metrics.Runs.WithLabelValues("failed").Inc()
+	}
 	// Deliver even when the turn's context was cancelled.
 	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()

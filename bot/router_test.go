@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -350,4 +351,46 @@ func TestSessionKey(t *testing.T) {
 	if got := dm.SessionKey(); got != "slack/T1/dm/U%2F1" {
 		t.Fatalf("dm key %q", got)
 	}
+}
+
+// Every run has an id, handed to the runner and on the router's log lines.
+func TestRouterRunIDOnLogsAndTurn(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	got := make(chan string, 1)
+	r, err := NewRouter(RouterConfig{Runner: runnerFunc(func(_ context.Context, turn Turn) (Reply, error) {
+		got <- turn.RunID
+		return Reply{Text: "ok"}, nil
+	}), Sessions: newFakeIndex(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newFakeAdapter()
+	r.Attach(a)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := r.Deliver(context.Background(), msg("1", "", "hi", true)); err != nil {
+		t.Fatal(err)
+	}
+	id := <-got
+	waitReply(t, a)
+	mu.Lock()
+	defer mu.Unlock()
+	if id == "" || !strings.Contains(logs.String(), "run_id="+id) {
+		t.Fatalf("run id %q not on the run's log lines:\n%s", id, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
