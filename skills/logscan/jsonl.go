@@ -15,14 +15,11 @@ import (
 // order: {"line":N,"template_id":"…","template":"…"}. It is Templates with
 // the encoding done once per template instead of once per line.
 func WriteTemplatesJSONL(ctx context.Context, path string, opt Options, w io.Writer) error {
-	e := newEngine(opt)
-	e.tape = newTape(true)
-	defer e.tape.close()
-	if _, err := e.runFile(ctx, path, 1); err != nil {
+	e, ids, texts, err := mineFile(ctx, path, opt)
+	if err != nil {
 		return err
 	}
-	e.m.Finish()
-	ids, texts := e.finalTemplates()
+	defer e.tape.close()
 	tails := make([][]byte, len(ids))
 	tail := func(id, text string) []byte {
 		var buf bytes.Buffer
@@ -39,7 +36,7 @@ func WriteTemplatesJSONL(ctx context.Context, path string, opt Options, w io.Wri
 	blank := tail(miner.TemplateID(""), "")
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var num []byte
-	err := e.tape.each(func(line int, c int32) error {
+	err = e.tape.each(func(line int, c int32) error {
 		t := blank
 		if c != blankCluster {
 			if tails[c] == nil {

@@ -218,15 +218,27 @@ func fileBursts(fs *fileState) []Burst {
 	return out
 }
 
-func templates(ctx context.Context, path string, opt Options, fn func(TemplateLine) error) error {
-	e := newEngine(opt)
+// mineFile mines path keeping each line's cluster on the tape, and returns
+// the engine (call its tape's close when done) with the final template ids
+// and texts by cluster.
+func mineFile(ctx context.Context, path string, opt Options) (e *engine, ids, texts []string, err error) {
+	e = newEngine(opt)
 	e.tape = newTape(true)
-	defer e.tape.close()
 	if _, err := e.runFile(ctx, path, 1); err != nil {
-		return err
+		e.tape.close()
+		return nil, nil, nil, err
 	}
 	e.m.Finish()
-	ids, texts := e.finalTemplates()
+	ids, texts = e.finalTemplates()
+	return e, ids, texts, nil
+}
+
+func templates(ctx context.Context, path string, opt Options, fn func(TemplateLine) error) error {
+	e, ids, texts, err := mineFile(ctx, path, opt)
+	if err != nil {
+		return err
+	}
+	defer e.tape.close()
 	blankID := miner.TemplateID("")
 	return e.tape.each(func(line int, c int32) error {
 		if c == blankCluster {
