@@ -257,7 +257,7 @@ func BenchmarkStages(b *testing.B) {
 			fs := &fileState{name: "x", minutes: map[int64]*minuteBucket{}}
 			e.phase = 1
 			e.files = append(e.files, fs)
-			e.consume(fs, 0, 1, recs)
+			e.consume(fs, 0, 1, recs, nil)
 			e.finishEvent(fs, 0)
 		}
 		perLine(b)

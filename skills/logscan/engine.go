@@ -208,7 +208,7 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 				return gctx.Err()
 			}
 			g.fixBlock(b)
-			e.consume(fs, fileIdx, lineNo, b.recs)
+			e.consume(fs, fileIdx, lineNo, b.recs, &b.sk)
 			lineNo += len(b.recs)
 			if b.release != nil {
 				fs.detach()
@@ -306,6 +306,7 @@ type block struct {
 	region string   // whole lines still to be split; "" when lines is set
 	lines  []string // the lines, once split
 	recs   []rec
+	sk     miner.Sketch // skeletons of the messages to mine (rec.sk)
 	// sync is the index of the first line that starts an event whatever
 	// came before (-1: none); the grouping of the lines before it is
 	// provisional, and state is the grouper's state after the block.
@@ -322,6 +323,7 @@ func (b *block) reset() {
 	clear(b.lines)
 	clear(b.recs)
 	b.lines, b.recs = b.lines[:0], b.recs[:0]
+	b.sk.Reset()
 }
 
 // maxRegion is about the most bytes of whole lines one block gets: it
@@ -429,6 +431,12 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 			b.sync = len(b.recs) - 1
 		}
 		g.group(r)
+		// The consumer mines the lines that start an event; before the
+		// block's first timestamped line the grouping is provisional, so
+		// those lines are sketched whatever it says.
+		if !r.blank && (!r.cont || b.sync < 0) {
+			r.sk = int32(b.sk.Add(r.msg)) + 1
+		}
 	}
 	for _, l := range b.lines {
 		add(l)
@@ -461,8 +469,9 @@ func (g *grouper) fixBlock(b *block) {
 }
 
 // consume mines the events of one block's lines, the first of which is
-// line first, and updates the statistics.
-func (e *engine) consume(fs *fileState, fileIdx int32, first int, recs []rec) {
+// line first, and updates the statistics; sk holds the skeletons the
+// records point to (nil: none).
+func (e *engine) consume(fs *fileState, fileIdx int32, first int, recs []rec, sk *miner.Sketch) {
 	ev := &fs.ev
 	for i := range recs {
 		r := &recs[i]
@@ -483,7 +492,12 @@ func (e *engine) consume(fs *fileState, fileIdx int32, first int, recs []rec) {
 			}
 			continue
 		}
-		c := int32(e.m.Add(r.msg))
+		var c int32
+		if r.sk > 0 && sk != nil {
+			c = int32(e.m.AddSketched(r.msg, sk, int(r.sk-1)))
+		} else {
+			c = int32(e.m.Add(r.msg))
+		}
 		for int(c) >= len(e.cl) {
 			e.cl = append(e.cl, clusterStat{})
 		}

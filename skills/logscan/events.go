@@ -17,6 +17,9 @@ type rec struct {
 	cont  bool   // continues the previous line's event
 	blank bool
 	key   uint8 // key-line priority inside an event (keyExc, keyRoot, keyCause)
+	// sk is 1 + the index of the message's skeleton in its block's sketch,
+	// computed by the parser so the consumer only looks it up; 0: none.
+	sk int32
 }
 
 // Key-line priorities: a later "Caused by" replaces an earlier one; the

@@ -172,14 +172,40 @@ func New() *Miner {
 func (m *Miner) Add(msg string) int {
 	c := &m.skel
 	if c.off > 0 {
-		c.off--
-		m.mk.noKept = true
-		id, _ := m.addMasked(msg)
-		m.mk.noKept = false
-		return int(id)
+		return m.addBypass(msg)
 	}
 	var cacheable bool
 	c.buf, c.words, cacheable = skeleton(c.buf[:0], c.words[:0], msg)
+	return m.addSkeleton(msg, cacheable)
+}
+
+// AddSketched is Add(msg) for the message that s.Add returned i for: the
+// skeleton was computed where s was filled, often on another goroutine.
+func (m *Miner) AddSketched(msg string, s *Sketch, i int) int {
+	c := &m.skel
+	if c.off > 0 {
+		return m.addBypass(msg)
+	}
+	sp := s.spans[i]
+	own, ownWords := c.buf, c.words
+	c.buf, c.words = s.buf[sp.b0:sp.b1:sp.b1], s.words[sp.w0:sp.w1:sp.w1]
+	id := m.addSkeleton(msg, sp.ok)
+	c.buf, c.words = own, ownWords
+	return id
+}
+
+// addBypass is Add while the skeleton cache is paused.
+func (m *Miner) addBypass(msg string) int {
+	m.skel.off--
+	m.mk.noKept = true
+	id, _ := m.addMasked(msg)
+	m.mk.noKept = false
+	return int(id)
+}
+
+// addSkeleton is Add once msg's skeleton is in m.skel.buf and .words.
+func (m *Miner) addSkeleton(msg string, cacheable bool) int {
+	c := &m.skel
 	if cacheable {
 		id, ok := c.lookup(msg)
 		c.count(ok)

@@ -244,6 +244,38 @@ settle:
 	return i, w, words, false
 }
 
+// A Sketch holds the skeletons of a run of messages, computed where the
+// messages are parsed, on any goroutine, so that the miner's goroutine
+// only looks them up (Miner.AddSketched). The zero value is empty; Reset
+// keeps the memory for the next run.
+type Sketch struct {
+	buf   []byte
+	words []wordPos // skel positions relative to the message's skeleton
+	spans []sketchSpan
+}
+
+type sketchSpan struct {
+	b0, b1, w0, w1 int32
+	ok             bool // the cache may serve the message
+}
+
+// Add computes msg's skeleton and returns its index for AddSketched.
+func (s *Sketch) Add(msg string) int {
+	b0, w0 := len(s.buf), len(s.words)
+	var ok bool
+	s.buf, s.words, ok = skeleton(s.buf, s.words, msg)
+	for k := w0; k < len(s.words); k++ {
+		s.words[k].skel -= int32(b0)
+	}
+	s.spans = append(s.spans, sketchSpan{int32(b0), int32(len(s.buf)), int32(w0), int32(len(s.words)), ok})
+	return len(s.spans) - 1
+}
+
+// Reset empties s.
+func (s *Sketch) Reset() {
+	s.buf, s.words, s.spans = s.buf[:0], s.words[:0], s.spans[:0]
+}
+
 // skelEntry is one cached skeleton: its leaf, or, when the key keeps some
 // pieces as written, where they are and a leaf per value of their bytes.
 type skelEntry struct {
