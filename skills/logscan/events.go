@@ -113,7 +113,7 @@ func (g *grouper) parseInto(r *rec, text string) {
 	}
 	var h miner.Header
 	if g.mp != nil {
-		h = g.mp.Parse(text)
+		g.mp.ParseTo(text, &h)
 	} else {
 		h = g.f.Parse(text)
 	}

@@ -152,7 +152,9 @@ func looksJSON(s string) bool {
 
 // Parse splits one line. MsgStart is always within [0, len(line)].
 func (f *Format) Parse(line string) Header {
-	return f.parse(line, nil)
+	var h Header
+	f.parse(line, nil, &h)
+	return h
 }
 
 // Parser parses lines of one Format with a cache of the last date it
@@ -169,70 +171,76 @@ func (f *Format) NewParser() *Parser { return &Parser{f: f} }
 
 // Parse splits one line as Format.Parse does.
 func (p *Parser) Parse(line string) Header {
-	return p.f.parse(line, &p.tc)
+	var h Header
+	p.f.parse(line, &p.tc, &h)
+	return h
 }
 
-// parse is Parse with an optional date cache (nil: none).
-func (f *Format) parse(line string, tc *timeCache) Header {
-	var h Header
+// ParseTo is Parse writing into *h, which it overwrites.
+func (p *Parser) ParseTo(line string, h *Header) {
+	*h = Header{}
+	p.f.parse(line, &p.tc, h)
+}
+
+// parse is Parse with an optional date cache (nil: none), writing into
+// *h, which must be zero.
+func (f *Format) parse(line string, tc *timeCache, h *Header) {
 	if f == nil {
-		return h
+		return
 	}
 	if f.json || f.layout == "" && looksJSON(line) {
-		parseJSON(line, &h, f.yearOr(), tc)
-		return h
+		parseJSON(line, h, f.yearOr(), tc)
+		return
 	}
 	if f.layout == "" {
 		// No learned header; still report a leading timestamp or level so
 		// the caller can rank, but keep the whole line as the message.
-		return h
+		return
 	}
 	// Scan items and match them against the layout as they come: the
 	// same items scan would collect, up to the first that does not fit.
 	year := f.yearOr()
 	if len(line) > 0 && isSpace(line[0]) {
-		return Header{} // indented: a continuation line, no header
+		return // indented: a continuation line, no header
 	}
+	layout := f.layout
 	j, cut := 0, -1
 	var last byte
-	for n, i := 0, 0; n < maxItems && i < len(line) && j < len(f.layout); n++ {
+	var it item
+	for n, i := 0, 0; n < maxItems && i < len(line) && j < len(layout); n++ {
 		for i < len(line) && isSpace(line[i]) {
 			i++
 		}
 		if i >= len(line) {
 			break
 		}
-		var it item
 		if !scanItem(line, i, year, last, tc, &it) {
 			break
 		}
-		for j < len(f.layout) && f.layout[j] != it.kind && optionalKind(f.layout[j]) {
+		for j < len(layout) && layout[j] != it.kind && optionalKind(layout[j]) {
 			j++
 		}
-		if j >= len(f.layout) || f.layout[j] != it.kind {
+		if j >= len(layout) || layout[j] != it.kind {
 			break
 		}
 		j++
-		f.apply(line, &it, &h)
+		f.apply(line, &it, h)
 		cut = it.end
 		if it.kind == kComp || it.kind == kMsg {
 			break
 		}
 		last, i = it.kind, it.end
 	}
-	if cut < 0 {
-		return Header{}
-	}
-	if len(f.layout) > 0 && f.layout[0] == kTime && h.Time == "" {
-		// A line without the file's leading timestamp is a continuation
-		// or a stray line: all message.
-		return Header{}
+	if cut < 0 || layout[0] == kTime && h.Time == "" {
+		// No header; or a line without the file's leading timestamp: a
+		// continuation or a stray line, all message.
+		*h = Header{}
+		return
 	}
 	for cut < len(line) && isSpace(line[cut]) {
 		cut++
 	}
 	h.MsgStart = min(cut, len(line))
-	return h
 }
 
 func (f *Format) yearOr() int {
@@ -655,6 +663,27 @@ var levelFirst = func() (t [256]uint8) {
 	return t
 }()
 
+// levelWords maps the severity words of two or more letters, lower case,
+// to their level.
+var levelWords = map[string]string{
+	"fatal": LevelFatal, "crit": LevelFatal, "critical": LevelFatal, "emerg": LevelFatal,
+	"emergency": LevelFatal, "alert": LevelFatal, "panic": LevelFatal, "fatl": LevelFatal,
+	"error": LevelError, "err": LevelError, "severe": LevelError, "eror": LevelError,
+	"warn": LevelWarn, "warning": LevelWarn, "wrn": LevelWarn,
+	"info": LevelInfo, "inf": LevelInfo, "notice": LevelInfo, "information": LevelInfo, "informational": LevelInfo,
+	"debug": LevelDebug, "dbg": LevelDebug, "fine": LevelDebug, "debg": LevelDebug,
+	"trace": LevelTrace, "trc": LevelTrace, "finer": LevelTrace, "finest": LevelTrace, "verbose": LevelTrace,
+}
+
+// levelPair marks the first two letters of the words in levelWords, by
+// their low five bits (so either case): most words are rejected on them.
+var levelPair = func() (t [32][32]bool) {
+	for w := range levelWords {
+		t[w[0]&31][w[1]&31] = true
+	}
+	return t
+}()
+
 // levelWord normalises a severity word; "" when w is none.
 func levelWord(w string) string {
 	if len(w) == 1 {
@@ -674,7 +703,7 @@ func levelWord(w string) string {
 		}
 		return ""
 	}
-	if len(w) == 0 || len(w) > 11 || levelFirst[w[0]] == 0 {
+	if len(w) == 0 || len(w) > 11 || levelFirst[w[0]] == 0 || !levelPair[(w[0]|0x20)&31][(w[1]|0x20)&31] {
 		return ""
 	}
 	var b [11]byte
@@ -685,19 +714,5 @@ func levelWord(w string) string {
 		}
 		b[i] = c
 	}
-	switch string(b[:len(w)]) {
-	case "fatal", "crit", "critical", "emerg", "emergency", "alert", "panic", "fatl":
-		return LevelFatal
-	case "error", "err", "severe", "eror":
-		return LevelError
-	case "warn", "warning", "wrn":
-		return LevelWarn
-	case "info", "inf", "notice", "information", "informational":
-		return LevelInfo
-	case "debug", "dbg", "fine", "debg":
-		return LevelDebug
-	case "trace", "trc", "finer", "finest", "verbose":
-		return LevelTrace
-	}
-	return ""
+	return levelWords[string(b[:len(w)])]
 }

@@ -294,6 +294,11 @@ func parseTime(s string, i int, year int, tc *timeCache) (end int, ms int64, ok 
 		return 0, 0, false
 	}
 	if syslogFirst[c] && i+3 < len(s) && (s[i+3] == ' ' || s[i+3] == ',' || isAlpha(s[i+3])) {
+		// A syslog date starts with a month or weekday name; words such
+		// as "worker" or "WARN" stop here, before syslogTime's checks.
+		if month3(s, i) == 0 && !day3(s, i) {
+			return 0, 0, false
+		}
 		return syslogTime(s, i, year, tc)
 	}
 	return 0, 0, false
