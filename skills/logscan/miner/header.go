@@ -675,14 +675,17 @@ var levelWords = map[string]string{
 	"trace": LevelTrace, "trc": LevelTrace, "finer": LevelTrace, "finest": LevelTrace, "verbose": LevelTrace,
 }
 
-// levelPair marks the first two letters of the words in levelWords, by
-// their low five bits (so either case): most words are rejected on them.
-var levelPair = func() (t [32][32]bool) {
-	for w := range levelWords {
-		t[w[0]&31][w[1]&31] = true
+// levelCands lists the words of levelWords by their first two letters
+// (their low five bits, so either case): most words are rejected on those,
+// and the rest compare with a handful of candidates.
+var levelCands = func() (t [32][32][]levelCand) {
+	for w, lv := range levelWords {
+		t[w[0]&31][w[1]&31] = append(t[w[0]&31][w[1]&31], levelCand{w, lv})
 	}
 	return t
 }()
+
+type levelCand struct{ word, level string }
 
 // levelWord normalises a severity word; "" when w is none.
 func levelWord(w string) string {
@@ -703,7 +706,11 @@ func levelWord(w string) string {
 		}
 		return ""
 	}
-	if len(w) == 0 || len(w) > 11 || levelFirst[w[0]] == 0 || !levelPair[(w[0]|0x20)&31][(w[1]|0x20)&31] {
+	if len(w) == 0 || len(w) > 11 || levelFirst[w[0]] == 0 {
+		return ""
+	}
+	cands := levelCands[(w[0]|0x20)&31][(w[1]|0x20)&31]
+	if len(cands) == 0 {
 		return ""
 	}
 	var b [11]byte
@@ -714,5 +721,10 @@ func levelWord(w string) string {
 		}
 		b[i] = c
 	}
-	return levelWords[string(b[:len(w)])]
+	for _, c := range cands {
+		if c.word == string(b[:len(w)]) {
+			return c.level
+		}
+	}
+	return ""
 }
