@@ -108,6 +108,7 @@ func FuzzSkeleton(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a string, seed uint64) {
 		b := mutateRuns(a, seed)
 		checkSkeleton(t, a, b)
+		checkSkeleton(t, a, mutateWholeWords(a, seed))
 		for _, m := range []string{a, b} {
 			k, w, ok := skeleton(nil, nil, m)
 			rk, rw, rok := skeletonRef(m)
@@ -122,6 +123,9 @@ func FuzzSkeleton(f *testing.F) {
 // agree with it.
 func skeletonRef(msg string) ([]byte, []wordPos, bool) {
 	if len(msg) > maxMsgBytes {
+		return nil, nil, false
+	}
+	if strings.IndexByte(msg, skelVar) >= 0 {
 		return nil, nil, false
 	}
 	exact := strings.Contains(msg, `="`)
@@ -144,6 +148,8 @@ func skeletonRef(msg string) ([]byte, []wordPos, bool) {
 		switch {
 		case !strings.ContainsAny(w, "0123456789"):
 			dst = append(dst, w...)
+		case !exact && wholeWord(w):
+			dst = append(dst, skelVar)
 		case exact || strings.IndexFunc(w, func(r rune) bool { return r < 128 && isAlpha(byte(r)) }) >= 0 || strings.Contains(w, "://"):
 			words = append(words, wordPos{int32(len(dst)), int32(s), int32(len(w))})
 			for j := 0; j < len(w); {
@@ -212,6 +218,50 @@ func checkSkeleton(t *testing.T, a, b string) bool {
 	return hit
 }
 
+// mutateWholeWords replaces about half of the words the masker replaces
+// whole with other such words of other shapes: hex ids of other lengths
+// and letters, IP:port, paths and URLs with digits.
+func mutateWholeWords(s string, seed uint64) string {
+	x := seed | 1
+	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+	hex := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "0123456789abcdef"[next()%16]
+		}
+		b[next()%uint64(n)] = byte('0' + next()%10)
+		return string(b)
+	}
+	shapes := []func() string{
+		func() string { return hex(8 + int(next()%33)) },
+		func() string {
+			return fmt.Sprintf("%d.%d.%d.%d:%d", next()%256, next()%256, next()%256, next()%256, next()%65536)
+		},
+		func() string { return fmt.Sprintf("/var/lib/x%d/%s", next()%1000, hex(6)) },
+		func() string { return fmt.Sprintf("https://h%d.example.com/a/%d", next()%100, next()%100000) },
+		func() string { return fmt.Sprintf("%d", next()) },
+	}
+	var out []byte
+	for i := 0; i < len(s); {
+		if isWordSep(s[i]) {
+			out = append(out, s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !isWordSep(s[j]) {
+			j++
+		}
+		w := s[i:j]
+		if strings.ContainsAny(w, "0123456789") && wholeWord(w) && next()%2 == 0 {
+			w = shapes[next()%uint64(len(shapes))]()
+		}
+		out = append(out, w...)
+		i = j
+	}
+	return string(out)
+}
+
 // mutateRuns rewrites each run of letters and digits that holds a digit:
 // digits get new values, letters new letters of the same case; the length
 // of a run of digits changes too on some runs.
@@ -272,12 +322,15 @@ func TestSkeletonSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits := 0
+	hits, wholeHits := 0, 0
 	for i, l := range strings.Split(string(b), "\n") {
 		for s := uint64(0); s < 200; s++ {
 			m := mutateRuns(l, s*7919+uint64(i))
 			if checkSkeleton(t, l, m) {
 				hits++
+			}
+			if checkSkeleton(t, l, mutateWholeWords(l, s*7919+uint64(i))) {
+				wholeHits++
 			}
 			k, w, _ := skeleton(nil, nil, m)
 			rk, rw, _ := skeletonRef(m)
@@ -286,10 +339,10 @@ func TestSkeletonSamples(t *testing.T) {
 			}
 		}
 	}
-	if hits == 0 {
-		t.Fatal("no rewritten line hit the cache; the test checks nothing")
+	if hits == 0 || wholeHits == 0 {
+		t.Fatalf("%d rewritten lines and %d with other whole variables hit the cache; the test checks nothing without both", hits, wholeHits)
 	}
-	t.Logf("%d cache hits checked", hits)
+	t.Logf("%d cache hits checked, %d with other whole variables", hits, wholeHits)
 }
 
 // FuzzAddIDs: a message and variants of it with random identifiers in

@@ -2,6 +2,7 @@ package miner
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -191,11 +192,12 @@ func TestSkeletonBypass(t *testing.T) {
 }
 
 // A skeleton enters the cache on its second sighting: shapes seen once
-// (fresh hex ids) cost no cache entry.
+// (fresh base-36 ids, whose letters keep their class in the skeleton) cost
+// no cache entry.
 func TestSkeletonDoorkeeper(t *testing.T) {
 	m := New()
 	for i := 0; i < 1000; i++ {
-		m.Add(fmt.Sprintf("user %x logged in", uint64(i)*0x9e3779b97f4a7c15))
+		m.Add(fmt.Sprintf("user %s logged in", strconv.FormatUint(uint64(i)*0x9e3779b97f4a7c15, 36)))
 	}
 	once := len(m.skel.entries)
 	m.Add("job 1 done")
@@ -215,4 +217,55 @@ func TestSkeletonDoorkeeper(t *testing.T) {
 	if one.skel.seen != nil {
 		t.Error("a one-line miner allocated the second-sighting table")
 	}
+}
+
+// Words the masker replaces whole (hex ids of any length and letter
+// pattern, IP:port, paths and URLs with digits) share one skeleton byte,
+// so messages that differ only in them hit the cache and get the leaf
+// masking gives them.
+func TestSkeletonWholeVariables(t *testing.T) {
+	msgs := []string{
+		"user d8c42b2dfcfb864 from 10.0.0.7:8080 read /var/log/app-1.log",
+		"user 3f9a01c7e2 from 192.168.1.20:80 read /srv/data/x9/part-00017",
+		"user 4b825dc642cb6eb9a060e54bf8d69288fbee4904 from 127.0.0.1:65535 read ./tmp/7",
+	}
+	var keys []string
+	for _, msg := range msgs {
+		k, _, ok := skeleton(nil, nil, msg)
+		if !ok {
+			t.Fatalf("%q: not cacheable", msg)
+		}
+		keys = append(keys, string(k))
+	}
+	if keys[0] != keys[1] || keys[1] != keys[2] {
+		t.Fatalf("skeletons differ:\n%q\n%q\n%q", keys[0], keys[1], keys[2])
+	}
+	m, ref := New(), New()
+	var hits int
+	for round := 0; round < 3; round++ {
+		for _, msg := range msgs {
+			k, w, _ := skeleton(nil, nil, msg)
+			m.skel.buf, m.skel.words = k, w
+			if _, ok := m.skel.lookup(msg); ok {
+				hits++
+			}
+			if got, want := m.Add(msg), ref.addNoCache(msg); got != want {
+				t.Fatalf("%q: leaf %d, masking gives %d", msg, got, want)
+			}
+		}
+	}
+	if hits == 0 {
+		t.Fatal("no message hit the cache")
+	}
+	// A literal skelVar byte makes a message uncacheable rather than
+	// equal to one with an id in its place.
+	if _, _, ok := skeleton(nil, nil, "user \xff from 10.0.0.7:8080 read /var/log/app-1.log"); ok {
+		t.Fatal("a message holding the placeholder byte is cacheable")
+	}
+}
+
+// addNoCache is Add without the skeleton cache.
+func (m *Miner) addNoCache(msg string) int {
+	id, _ := m.addMasked(msg)
+	return int(id)
 }

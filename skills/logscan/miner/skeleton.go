@@ -20,7 +20,13 @@ import (
 //   - a message containing `="` (the masker then follows a quoted value
 //     across spaces, up to a byte limit) is rewritten that way everywhere,
 //     and so is a letter-free word containing "://" (schemes are recognised
-//     within a byte limit).
+//     within a byte limit);
+//   - outside that exact mode, a word holding a digit that the masker
+//     replaces whole, whatever its neighbours (no '=', no punctuation
+//     around it, and wholeVariable: an IP:port, a hex id, a path, a URL),
+//     becomes the one byte skelVar, so ids of every length and letter
+//     pattern share a skeleton. A message with a literal skelVar byte
+//     (never valid UTF-8, which the engine's lines are) is not cached.
 //
 // The masker decides from byte classes, digit and letter counts, run
 // lengths, month, day and boolean names (never next to a digit) and the
@@ -46,13 +52,21 @@ const (
 	skelPause       = 1 << 18
 )
 
-// Skeleton byte classes.
+// Skeleton byte classes: one kind (the low four bits) and flags.
 const (
 	skSep    = 1 << iota // the masker's word separators
 	skDigit              // '0'..'9'
 	skLetter             // ASCII letters
 	skEq                 // '=': `="` switches the whole message to exact mode
+	skNonHex             // not a digit, hex letter or joiner: the word is no hex id or number
+	skSlashy             // '/', '\\', ':': the word may be a path or URL
+	skBad                // skelVar itself: the message is not cached
+
+	skKind = skSep | skDigit | skLetter | skEq
 )
+
+// skelVar stands for a word the masker replaces whole (see above).
+const skelVar = 0xff
 
 var skelClass = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
@@ -67,9 +81,26 @@ var skelClass = func() (t [256]uint8) {
 		case b == '=':
 			t[c] = skEq
 		}
+		switch {
+		case isWordSep(b), isDigit(b), (b|0x20) >= 'a' && (b|0x20) <= 'f', strings.IndexByte(".:-/+,_", b) >= 0:
+		default:
+			t[c] |= skNonHex
+		}
+		if b == '/' || b == '\\' || b == ':' {
+			t[c] |= skSlashy
+		}
 	}
+	t[skelVar] |= skBad
 	return t
 }()
+
+// wholeWord reports whether the masker replaces word w (no separators in
+// it) whole, whatever the words around it: it is one variable with no
+// punctuation to trim and no '=' (masker.word's first branch).
+func wholeWord(w string) bool {
+	return w != "" && !isOpenPunct(w[0]) && !isClosePunct(w[len(w)-1]) &&
+		strings.IndexByte(w, '=') < 0 && wholeVariable(w)
+}
 
 // skelMap rewrites the bytes of a run holding a digit.
 var skelMap = func() (t [256]byte) {
@@ -103,19 +134,29 @@ func skeleton(dst []byte, words []wordPos, msg string) ([]byte, []wordPos, bool)
 	if len(msg) > maxMsgBytes {
 		return dst, words, false
 	}
-	out, w, exact := skeletonMode(dst, words, msg, false)
-	if exact {
-		out, w, _ = skeletonMode(dst, words, msg, true)
+	out, w, st := skeletonMode(dst, words, msg, false)
+	if st == skelExact {
+		out, w, st = skeletonMode(dst, words, msg, true)
+	}
+	if st == skelBad {
+		return dst, words, false
 	}
 	return out, w, true
 }
 
+// skeletonMode outcomes.
+const (
+	skelDone  = iota
+	skelExact // `="` seen outside exact mode: start again in it
+	skelBad   // a literal skelVar byte: not cacheable
+)
+
 // skeletonMode builds the skeleton with exact mode on or off; with it off
-// it stops and reports true when the message turns out to need it. Bytes
+// it stops and reports skelExact when the message turns out to need it. Bytes
 // are copied as they are up to a digit (copyPlain, the common case); a word
 // holding digits is rewritten from its first digit to its end (digitWord).
 // skeletonRef in the tests is the plain, word-by-word statement.
-func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, []wordPos, bool) {
+func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, []wordPos, int) {
 	base := len(dst)
 	n := len(msg)
 	if cap(dst)-base < n+1 {
@@ -134,31 +175,33 @@ func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, 
 			break
 		}
 		if msg[i] == '=' {
-			return dst[:base], words, true // `="`: start again in exact mode
+			return dst[:base], words, skelExact // `="`: start again in exact mode
 		}
-		var restart bool
-		i, k, words, restart = digitWord(out, msg, i, k, base, exact, words)
-		if restart {
-			return dst[:base], words, true
+		if msg[i] == skelVar {
+			return dst[:base], words, skelBad
+		}
+		var st int
+		i, k, words, st = digitWord(out, msg, i, k, base, exact, words)
+		if st != skelDone {
+			return dst[:base], words, st
 		}
 	}
-	return dst[:base+k], words, false
+	return dst[:base+k], words, skelDone
 }
 
-// copyPlain copies msg[i:] to out[k:] up to the first digit, or the first
-// `="` when stopEq. Kept small and out of line so that its loop runs in
-// registers.
+// copyPlain copies msg[i:] to out[k:] up to the first digit or skelVar,
+// or the first `="` when stopEq. Kept small and out of line so that its
+// loop runs in registers.
 //
 //go:noinline
 func copyPlain(out []byte, msg string, i, k int, stopEq bool) (int, int) {
 	for ; i < len(msg); i++ {
 		c := msg[i]
 		t := skelClass[c]
-		if t == skDigit {
-			break
-		}
-		if t == skEq && stopEq && i+1 < len(msg) && msg[i+1] == '"' {
-			break
+		if t&(skDigit|skBad|skEq) != 0 {
+			if t&skEq == 0 || stopEq && i+1 < len(msg) && msg[i+1] == '"' {
+				break
+			}
 		}
 		out[k] = c
 		k++
@@ -167,19 +210,27 @@ func copyPlain(out []byte, msg string, i, k int, stopEq bool) (int, int) {
 }
 
 // digitWord rewrites a word from its first digit, msg[i], to its end; the
-// word's bytes before i are already in out, as written, up to k. A word
+// word's bytes before i are already in out, as written, up to k. Outside
+// exact mode a word the masker replaces whole becomes skelVar. A word
 // kept exact (letters, "://", exact mode) is recorded in words; in a
 // letter-free one each run of digits becomes one '1'. It returns where the
-// word ends in msg and out; restart reports a `="` outside exact mode.
-func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordPos) (int, int, []wordPos, bool) {
+// word ends in msg and out, and skelExact for a `="` outside exact mode or
+// skelBad for a skelVar byte.
+func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordPos) (int, int, []wordPos, int) {
 	wm := i
-	for wm > 0 && skelClass[msg[wm-1]] != skSep {
+	var acc uint8 // the flags of the word's bytes
+	for wm > 0 {
+		t := skelClass[msg[wm-1]]
+		if t&skSep != 0 {
+			break
+		}
+		acc |= t
 		wm--
 	}
 	ws := k - (i - wm)
 	letters := false
 	for m := ws; m < k; m++ {
-		if skelClass[out[m]] == skLetter {
+		if skelClass[out[m]]&skLetter != 0 {
 			letters = true
 			break
 		}
@@ -189,12 +240,13 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 	for ; i < n; i++ {
 		c := msg[i]
 		t := skelClass[c]
-		switch t {
+		acc |= t
+		switch t & skKind {
 		case skSep:
 			goto settle
 		case skDigit:
 			if !rd {
-				for m := k - 1; m >= ws && skelClass[out[m]] == skLetter; m-- {
+				for m := k - 1; m >= ws && skelClass[out[m]]&skLetter != 0; m-- {
 					out[m] = skelMap[out[m]]
 				}
 				rd = true
@@ -217,7 +269,7 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 			}
 		case skEq:
 			if !exact && i+1 < n && msg[i+1] == '"' {
-				return i, k, words, true
+				return i, k, words, skelExact
 			}
 			rd = false
 		default:
@@ -227,8 +279,15 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 		k++
 	}
 settle:
+	if acc&skBad != 0 {
+		return i, k, words, skelBad
+	}
+	if !exact && (acc&skNonHex == 0 || acc&skSlashy != 0) && wholeWord(msg[wm:i]) {
+		out[ws] = skelVar
+		return i, ws + 1, words, skelDone
+	}
 	if exact || letters || strings.Contains(msg[wm:i], "://") {
-		return i, k, append(words, wordPos{int32(base + ws), int32(wm), int32(i - wm)}), false
+		return i, k, append(words, wordPos{int32(base + ws), int32(wm), int32(i - wm)}), skelDone
 	}
 	// letter-free: every digit is a '1' and nothing else is
 	w, prev := ws, false
@@ -241,7 +300,7 @@ settle:
 		out[w] = out[r]
 		w++
 	}
-	return i, w, words, false
+	return i, w, words, skelDone
 }
 
 // A Sketch holds the skeletons of a run of messages, computed where the
