@@ -393,3 +393,23 @@ func FuzzAddIDs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWholeWordFlags: the shortcut the skeleton takes agrees with
+// wholeWord on every word holding a digit.
+func FuzzWholeWordFlags(f *testing.F) {
+	for _, w := range []string{"10.0.0.7:8080", "d8c42b2dfcfb864", "3f9a01", "/var/log/1", "1.", "a1,", "http://h/1", "0x1f", "12:30", "1-2_3+4,5"} {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		if w == "" || strings.IndexFunc(w, func(r rune) bool { return r < 128 && isWordSep(byte(r)) }) >= 0 || !strings.ContainsAny(w, "0123456789") {
+			return
+		}
+		var acc uint8
+		for i := 0; i < len(w); i++ {
+			acc |= skelClass[w[i]]
+		}
+		if got, want := wholeWordFlags(w, acc), wholeWord(w); got != want {
+			t.Fatalf("%q: wholeWordFlags %v, wholeWord %v", w, got, want)
+		}
+	})
+}

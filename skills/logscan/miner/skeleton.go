@@ -59,7 +59,7 @@ const (
 	skLetter             // ASCII letters
 	skEq                 // '=': `="` switches the whole message to exact mode
 	skNonHex             // not a digit, hex letter or joiner: the word is no hex id or number
-	skSlashy             // '/', '\\', ':': the word may be a path or URL
+	skSlash              // '/', '\\': the word may be a path or URL
 	skBad                // skelVar itself: the message is not cached
 
 	skKind = skSep | skDigit | skLetter | skEq
@@ -86,8 +86,8 @@ var skelClass = func() (t [256]uint8) {
 		default:
 			t[c] |= skNonHex
 		}
-		if b == '/' || b == '\\' || b == ':' {
-			t[c] |= skSlashy
+		if b == '/' || b == '\\' {
+			t[c] |= skSlash
 		}
 	}
 	t[skelVar] |= skBad
@@ -100,6 +100,33 @@ var skelClass = func() (t [256]uint8) {
 func wholeWord(w string) bool {
 	return w != "" && !isOpenPunct(w[0]) && !isClosePunct(w[len(w)-1]) &&
 		strings.IndexByte(w, '=') < 0 && wholeVariable(w)
+}
+
+// wholeWordFlags is wholeWord(w) for a word holding a digit whose bytes
+// have the skeleton flags acc: without '/' or '\\' it can be no URL or
+// path, so only wholeVariable's count of digits and hex letters decides,
+// and a byte outside digits, hex letters and joiners rules it out.
+func wholeWordFlags(w string, acc uint8) bool {
+	if acc&skSlash != 0 {
+		return wholeWord(w)
+	}
+	if acc&skNonHex != 0 {
+		return false
+	}
+	// Only digits, hex letters and joiners: no punctuation to trim but a
+	// closing ',', '.' or ':', and no '='.
+	if c := w[len(w)-1]; c == ',' || c == '.' || c == ':' {
+		return false
+	}
+	nd, other := 0, 0
+	for i := 0; i < len(w); i++ {
+		if isDigit(w[i]) {
+			nd++
+		} else if isAlpha(w[i]) {
+			other++
+		}
+	}
+	return nd > 0 && (other == 0 || nd+other >= 8)
 }
 
 // skelMap rewrites the bytes of a run holding a digit.
@@ -282,7 +309,7 @@ settle:
 	if acc&skBad != 0 {
 		return i, k, words, skelBad
 	}
-	if !exact && (acc&skNonHex == 0 || acc&skSlashy != 0) && wholeWord(msg[wm:i]) {
+	if !exact && wholeWordFlags(msg[wm:i], acc) {
 		out[ws] = skelVar
 		return i, ws + 1, words, skelDone
 	}
