@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -262,4 +263,115 @@ func BenchmarkStages(b *testing.B) {
 		}
 		perLine(b)
 	})
+}
+
+// BenchmarkCLI1GB measures the product as users run it: it builds the
+// sleuth binary (with the profile-guided optimisation `go build` applies
+// from cmd/sleuth/default.pgo) and runs `sleuth analyze --json` and
+// `sleuth templates --jsonl` on the generated log, each round next to
+// `grep -c ERROR` on the same file, so the ratios compare runs made under
+// the same load. It reports medians over SLEUTH_BENCH_ROUNDS rounds
+// (default 3). Run with:
+//
+//	SLEUTH_BENCH_GB=1 go test -run XXX -bench BenchmarkCLI1GB -benchtime 1x ./skills/logscan/
+func BenchmarkCLI1GB(b *testing.B) {
+	path, size := benchFile(b)
+	rounds := 3
+	if s := os.Getenv("SLEUTH_BENCH_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("SLEUTH_BENCH_ROUNDS=%q: want a positive number", s)
+		}
+		rounds = n
+	}
+	bin := filepath.Join(b.TempDir(), "sleuth")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sleuth-bot/sleuth/cmd/sleuth").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	type run struct {
+		wall, cpu time.Duration
+		rssMB     float64
+	}
+	exe := func(stdout bool, name string, args ...string) run {
+		cmd := exec.Command(name, args...)
+		var sink countWriter
+		if stdout {
+			cmd.Stdout = &sink // a pipe: GNU grep stops at the first match when stdout is /dev/null
+		}
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%s %v: %v", name, args, err)
+		}
+		r := run{wall: time.Since(t0), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.rssMB = float64(ru.Maxrss) / 1024
+		}
+		return r
+	}
+	exe(true, "grep", "-c", "ERROR", path) // warm the page cache
+	var grep, analyze, templates []run
+	var ratioA, ratioT []float64
+	b.ResetTimer()
+	for range rounds {
+		g := exe(true, "grep", "-c", "ERROR", path)
+		a := exe(true, bin, "analyze", "--json", path)
+		t := exe(true, bin, "templates", "--jsonl", path)
+		grep, analyze, templates = append(grep, g), append(analyze, a), append(templates, t)
+		ratioA = append(ratioA, float64(a.wall)/float64(g.wall))
+		ratioT = append(ratioT, float64(t.wall)/float64(g.wall))
+	}
+	b.StopTimer()
+	med := func(rs []run, f func(run) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		return median(v)
+	}
+	wall := func(r run) float64 { return r.wall.Seconds() }
+	mb := float64(size) / (1 << 20)
+	lines := float64(countLines(b, path))
+	b.ReportMetric(mb/med(analyze, wall), "analyze_MB/s")
+	b.ReportMetric(median(ratioA), "analyze_x_grep")
+	b.ReportMetric(lines/med(templates, wall)/pythonDrainLinesPerSec, "templates_x_drain")
+	b.Logf("%.0f MB, %.0f lines, %d rounds (medians): grep -c ERROR %.2fs; analyze %.2fs = %.0f MB/s, CPU %.2fs, %.1f× grep, peak RSS %.0f MB; templates %.2fs = %.0f lines/s (%.0f× Python Drain), CPU %.2fs, %.1f× grep, peak RSS %.0f MB; load %s",
+		mb, lines, rounds, med(grep, wall),
+		med(analyze, wall), mb/med(analyze, wall), med(analyze, func(r run) float64 { return r.cpu.Seconds() }), median(ratioA), med(analyze, func(r run) float64 { return r.rssMB }),
+		med(templates, wall), lines/med(templates, wall), lines/med(templates, wall)/pythonDrainLinesPerSec, med(templates, func(r run) float64 { return r.cpu.Seconds() }), median(ratioT), med(templates, func(r run) float64 { return r.rssMB }),
+		loadAvg())
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// countLines counts the lines of path as the engine numbers them.
+func countLines(b *testing.B, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var cw countWriter
+	buf := make([]byte, 1<<20)
+	var last byte = '\n'
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			cw.Write(buf[:n])
+			last = buf[n-1]
+		}
+		if err != nil {
+			break
+		}
+	}
+	if last != '\n' {
+		cw.lines++
+	}
+	return cw.lines
 }
