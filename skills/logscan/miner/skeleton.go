@@ -255,6 +255,24 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 		wm--
 	}
 	ws := k - (i - wm)
+	// The word's end and flags first: a word replaced whole (most numbers,
+	// addresses, ids) needs no rewriting.
+	we := i
+	for we < len(msg) {
+		t := skelClass[msg[we]]
+		if t&skSep != 0 {
+			break
+		}
+		acc |= t
+		we++
+	}
+	if acc&skBad != 0 {
+		return we, k, words, skelBad
+	}
+	if !exact && wholeWordFlags(msg[wm:we], acc) {
+		out[ws] = skelVar
+		return we, ws + 1, words, skelDone
+	}
 	letters := false
 	for m := ws; m < k; m++ {
 		if skelClass[out[m]]&skLetter != 0 {
@@ -267,7 +285,6 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 	for ; i < n; i++ {
 		c := msg[i]
 		t := skelClass[c]
-		acc |= t
 		switch t & skKind {
 		case skSep:
 			goto settle
@@ -306,13 +323,6 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 		k++
 	}
 settle:
-	if acc&skBad != 0 {
-		return i, k, words, skelBad
-	}
-	if !exact && wholeWordFlags(msg[wm:i], acc) {
-		out[ws] = skelVar
-		return i, ws + 1, words, skelDone
-	}
 	if exact || letters || strings.Contains(msg[wm:i], "://") {
 		return i, k, append(words, wordPos{int32(base + ws), int32(wm), int32(i - wm)}), skelDone
 	}
