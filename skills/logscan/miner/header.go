@@ -365,10 +365,12 @@ func lastKind(out []item) byte {
 // before it (0 at the start of the line).
 func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 	c := s[i]
-	// Timestamps.
-	if e, ms, ok := parseTime(s, i, year, tc); ok {
-		*out = item{kind: kTime, start: i, end: e, ms: ms}
-		return true
+	// Timestamps (parseTime rejects any other first byte at once).
+	if isDigit(c) || syslogFirst[c] {
+		if e, ms, ok := parseTime(s, i, year, tc); ok {
+			*out = item{kind: kTime, start: i, end: e, ms: ms}
+			return true
+		}
 	}
 	switch c {
 	case '[':
@@ -381,9 +383,11 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		for j < e && s[j] == ' ' {
 			j++
 		}
-		if te, ms, ok := parseTime(s, j, year, tc); ok && te == e-1 {
-			*out = item{kind: kTime, start: i, end: e, ms: ms}
-			return true
+		if c := s[j]; isDigit(c) || syslogFirst[c] {
+			if te, ms, ok := parseTime(s, j, year, tc); ok && te == e-1 {
+				*out = item{kind: kTime, start: i, end: e, ms: ms}
+				return true
+			}
 		}
 		if ms, ok := relClock(s[j : e-1]); ok {
 			*out = item{kind: kRel, start: i, end: e, ms: ms}
