@@ -169,3 +169,29 @@ func TestParserMatchesFormat(t *testing.T) {
 		t.Fatalf("nil format: %+v", h)
 	}
 }
+
+// FuzzTimeCache: a line read after another that shares its first n bytes
+// (so the date cache and the date-and-minutes cache are hit) parses as it
+// does with no cache.
+func FuzzTimeCache(f *testing.F) {
+	for _, s := range []string{
+		"2024-01-15 10:04:05.123 INFO x", "2024-01-15T10:04:05Z msg", "2024-01-15 10:04:05,1 +0100 x",
+		"2024-01-15T10:04:05.123456789+01:00 x", "Jan 15 10:04:05 host x", "2024/01/15 10:04:059 x",
+	} {
+		f.Add(s, 17, "06.5 x")
+	}
+	f.Fuzz(func(t *testing.T, a string, n int, tail string) {
+		if n < 0 || n > len(a) {
+			return
+		}
+		b := a[:n] + tail
+		var tc timeCache
+		for _, s := range []string{a, b, a, b} {
+			e0, ms0, ok0 := parseTime(s, 0, 2024, nil)
+			e1, ms1, ok1 := parseTime(s, 0, 2024, &tc)
+			if e0 != e1 || ms0 != ms1 || ok0 != ok1 {
+				t.Fatalf("%q after %q: uncached (%d, %d, %v), cached (%d, %d, %v)", s, a, e0, ms0, ok0, e1, ms1, ok1)
+			}
+		}
+	})
+}
