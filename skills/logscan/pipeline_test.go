@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/sleuth-bot/sleuth/skills/logscan/internal/loggen"
 	"os"
@@ -158,5 +159,77 @@ func TestMayHaveKeywordAgreesWithContains(t *testing.T) {
 	}
 	if hits == 0 || hits == len(msgs) {
 		t.Fatalf("%d of %d messages hit: the check proves nothing", hits, len(msgs))
+	}
+}
+
+// The JSONL writer formats chunks of lines on several goroutines and
+// writes them in order; a tape that spills to its temporary file and
+// chunks of a few lines give the same bytes, and each row is what the
+// Templates API reports for that line.
+func TestTemplatesJSONLChunksAndSpill(t *testing.T) {
+	gen := filepath.Join(t.TempDir(), "gen.log")
+	f, err := os.Create(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loggen.Write(f, 1<<20, 7); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := templatesJSONL(t, gen, Options{})
+	defer func(m, c int) { tapeMem, jsonlChunk = m, c }(tapeMem, jsonlChunk)
+	tapeMem, jsonlChunk = 1000, 7
+	got := templatesJSONL(t, gen, Options{})
+	if !bytes.Equal(got, want) {
+		t.Fatalf("spilled tape and 7-line chunks: %d bytes, want %d identical bytes", len(got), len(want))
+	}
+	rows := bytes.Split(bytes.TrimSuffix(got, []byte("\n")), []byte("\n"))
+	if len(rows) <= tapeMem {
+		t.Fatalf("%d lines: the tape did not spill", len(rows))
+	}
+	n := 0
+	err = Templates(context.Background(), gen, Options{}, func(tl TemplateLine) error {
+		var row TemplateLine
+		if n >= len(rows) {
+			return fmt.Errorf("more lines than rows")
+		}
+		if err := json.Unmarshal(rows[n], &row); err != nil || row != tl {
+			return fmt.Errorf("row %d %q, want %+v (%v)", n+1, rows[n], tl, err)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(rows) {
+		t.Fatalf("%v after %d of %d rows", err, n, len(rows))
+	}
+}
+
+type failingWriter struct{ left int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.left {
+		return 0, errors.New("disk full")
+	}
+	w.left -= len(p)
+	return len(p), nil
+}
+
+// A writer that fails stops the formatters and the tape reader: the error
+// comes back, nothing hangs.
+func TestTemplatesJSONLWriterError(t *testing.T) {
+	gen := filepath.Join(t.TempDir(), "gen.log")
+	f, err := os.Create(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loggen.Write(f, 4<<20, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	defer func(c int) { jsonlChunk = c }(jsonlChunk)
+	jsonlChunk = 50
+	err = WriteTemplatesJSONL(context.Background(), gen, Options{}, &failingWriter{left: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want the writer's error", err)
 	}
 }

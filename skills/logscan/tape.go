@@ -9,8 +9,9 @@ import (
 )
 
 // tapeMem is how many per-line cluster numbers a tape holds in memory
-// (4 bytes each) before it spills the rest to a temporary file.
-const tapeMem = 8 << 20
+// (4 bytes each) before it spills the rest to a temporary file (a
+// variable so tests can make it spill).
+var tapeMem = 8 << 20
 
 // tape records one cluster number per physical line, so templates can be
 // printed after the miner's final merge. Memory is bounded by tapeMem; the
@@ -80,6 +81,52 @@ func (t *tape) each(fn func(line int, c int32) error) error {
 		}
 		line++
 		if err := fn(line, int32(binary.LittleEndian.Uint32(b[:]))); err != nil {
+			return err
+		}
+	}
+}
+
+// chunks calls fn with the recorded cluster numbers in order, up to n at
+// a time; first is the 1-based position of cs[0]. fn owns cs: it may keep
+// it after returning.
+func (t *tape) chunks(n int, fn func(first int, cs []int32) error) error {
+	if t.err != nil {
+		return t.err
+	}
+	for i := 0; i < len(t.mem); i += n {
+		if err := fn(i+1, t.mem[i:min(i+n, len(t.mem)):min(i+n, len(t.mem))]); err != nil {
+			return err
+		}
+	}
+	if t.f == nil {
+		return nil
+	}
+	if err := t.w.Flush(); err != nil {
+		return err
+	}
+	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(t.f, 1<<20)
+	line := len(t.mem)
+	buf := make([]byte, 4*n)
+	for {
+		m, err := io.ReadFull(r, buf)
+		m -= m % 4
+		if m > 0 {
+			cs := make([]int32, m/4)
+			for k := range cs {
+				cs[k] = int32(binary.LittleEndian.Uint32(buf[4*k:]))
+			}
+			if err := fn(line+1, cs); err != nil {
+				return err
+			}
+			line += len(cs)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
