@@ -52,38 +52,14 @@ func (t *tape) add(c int32) {
 // each calls fn for every recorded cluster number in order, with its
 // 1-based position.
 func (t *tape) each(fn func(line int, c int32) error) error {
-	if t.err != nil {
-		return t.err
-	}
-	for i, c := range t.mem {
-		if err := fn(i+1, c); err != nil {
-			return err
-		}
-	}
-	if t.f == nil {
-		return nil
-	}
-	if err := t.w.Flush(); err != nil {
-		return err
-	}
-	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	r := bufio.NewReaderSize(t.f, 1<<20)
-	line := len(t.mem)
-	var b [4]byte
-	for {
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
+	return t.chunks(64<<10, func(first int, cs []int32) error {
+		for k, c := range cs {
+			if err := fn(first+k, c); err != nil {
+				return err
 			}
-			return err
 		}
-		line++
-		if err := fn(line, int32(binary.LittleEndian.Uint32(b[:]))); err != nil {
-			return err
-		}
-	}
+		return nil
+	})
 }
 
 // chunks calls fn with the recorded cluster numbers in order, up to n at
