@@ -198,10 +198,12 @@ func (a *Agent) Run(ctx context.Context, t bot.Turn) (bot.Reply, error) {
 	if key == "" {
 		key = m.SessionKey()
 	}
-	log := a.log.With("session", key)
+	attrs := []any{"session", key}
 	if t.RunID != "" {
-		log = log.With("run_id", t.RunID)
+		attrs = append(attrs, "run_id", t.RunID)
 	}
+	log := a.log.With(attrs...)
+	ctx = withRunAttrs(ctx, attrs)
 	thread := m.Thread
 	if thread == "" {
 		thread = m.ID
@@ -272,3 +274,20 @@ func truncate(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+type runAttrsKey struct{}
+
+// withRunAttrs carries the attributes of a run (session, run id) in ctx,
+// so the parts the agent calls (the model brain) put them on their own
+// log lines.
+func withRunAttrs(ctx context.Context, attrs []any) context.Context {
+	return context.WithValue(ctx, runAttrsKey{}, attrs)
+}
+
+// runLog is l with the attributes of the run ctx belongs to, if any.
+func runLog(ctx context.Context, l *slog.Logger) *slog.Logger {
+	if attrs, ok := ctx.Value(runAttrsKey{}).([]any); ok {
+		return l.With(attrs...)
+	}
+	return l
+}

@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -345,6 +349,36 @@ func TestRetryOn429(t *testing.T) {
 	reply := h.run("hello")
 	if !strings.HasPrefix(reply.Text, "fine") || len(srv.Requests()) < 3 {
 		t.Errorf("reply %q after %d requests", reply.Text, len(srv.Requests()))
+	}
+}
+
+// The brain's own log lines (a retried request) carry the run id and
+// session of the turn they belong to.
+func TestRetryLogCarriesRunID(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Status: 503}, llmtest.Reply{Text: "fine"}, llmtest.Reply{Text: `{"memories":[]}`})
+	b := llmBrain(t, srv, "")
+	b.cfg.Retries = 1
+	var logs bytes.Buffer
+	b.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	h := newHarness(t, Config{Brain: b})
+	m := bot.Message{Platform: "local", Tenant: "t1", Channel: "c1", Thread: "th1", ID: "m1", User: "u1", Text: "hello"}
+	rep, err := h.agent.Run(context.Background(), bot.Turn{Message: m, SessionKey: m.SessionKey(), RunID: "run-42"})
+	if err != nil || !strings.HasPrefix(rep.Text, "fine") {
+		t.Fatalf("reply %q, err %v", rep.Text, err)
+	}
+	var found bool
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "model request failed; retrying" {
+			continue
+		}
+		found = true
+		if rec["run_id"] != "run-42" || rec["session"] != m.SessionKey() {
+			t.Errorf("retry line without the run: %s", line)
+		}
+	}
+	if !found {
+		t.Fatalf("no retry line logged:\n%s", logs.String())
 	}
 }
 

@@ -326,7 +326,7 @@ func (b *LLMBrain) nextJSON(ctx context.Context, st *State) (Action, error) {
 			return parsed, nil
 		}
 		lastErr = perr
-		b.log.Debug("model reply is not a JSON action; asking again", "error", perr)
+		runLog(ctx, b.log).Debug("model reply is not a JSON action; asking again", "error", perr)
 		msgs = append(msgs,
 			llms.TextParts(llms.ChatMessageTypeAI, truncate(text, 2000)),
 			llms.TextParts(llms.ChatMessageTypeHuman, "That reply was not a valid JSON action ("+perr.Error()+"). Reply with exactly one JSON object as described, nothing else."))
@@ -492,7 +492,7 @@ func (b *LLMBrain) generate(ctx context.Context, msgs []llms.MessageContent, opt
 				break
 			}
 			if attempt < b.cfg.Retries {
-				b.log.Warn("model request failed; retrying", "attempt", attempt+1, "error", err)
+				runLog(ctx, b.log).Warn("model request failed; retrying", "attempt", attempt+1, "error", err)
 			}
 			continue
 		}
