@@ -1,6 +1,7 @@
 package miner
 
 import (
+	"math"
 	"strings"
 	"time"
 )
@@ -32,7 +33,11 @@ type item struct {
 	start, end int // the item's text; the header ends at end
 	ms         int64
 	level      string
+	far        int // scanning the item read s[:far] (see scanItem)
 }
+
+// farAll is an item's far when what its scan read is not cheap to bound.
+const farAll = math.MaxInt
 
 // Format is a header layout learned from a sample of one file's lines.
 // Safe for concurrent use after Learn (it is never modified).
@@ -159,11 +164,13 @@ func (f *Format) Parse(line string) Header {
 
 // Parser parses lines of one Format with a cache of the last date it
 // converted, so lines that share a date (nearly all consecutive ones)
-// convert only their time of day. Its results are exactly Format.Parse's.
+// convert only their time of day, and a memo of the header tails after the
+// timestamp (see hdrMemo). Its results are exactly Format.Parse's.
 // A Parser is not safe for concurrent use: take one per goroutine.
 type Parser struct {
-	f  *Format
-	tc timeCache
+	f    *Format
+	tc   timeCache
+	memo hdrMemo
 }
 
 // NewParser returns a Parser for f; f may be nil (every line is all message).
@@ -172,21 +179,28 @@ func (f *Format) NewParser() *Parser { return &Parser{f: f} }
 // Parse splits one line as Format.Parse does.
 func (p *Parser) Parse(line string) Header {
 	var h Header
-	p.f.parse(line, &p.tc, &h)
+	p.f.parse(line, p, &h)
 	return h
 }
 
 // ParseTo is Parse writing into *h, which it overwrites.
 func (p *Parser) ParseTo(line string, h *Header) {
 	*h = Header{}
-	p.f.parse(line, &p.tc, h)
+	p.f.parse(line, p, h)
 }
 
-// parse is Parse with an optional date cache (nil: none), writing into
-// *h, which must be zero.
-func (f *Format) parse(line string, tc *timeCache, h *Header) {
+// MemoStats reports the header memo's lookups and hits so far.
+func (p *Parser) MemoStats() (lookups, hits int) { return p.memo.looks, p.memo.hits }
+
+// parse is Parse with an optional Parser's caches (nil: none), writing
+// into *h, which must be zero.
+func (f *Format) parse(line string, p *Parser, h *Header) {
 	if f == nil {
 		return
+	}
+	var tc *timeCache
+	if p != nil {
+		tc = &p.tc
 	}
 	if f.json || f.layout == "" && looksJSON(line) {
 		parseJSON(line, h, f.yearOr(), tc)
@@ -204,28 +218,61 @@ func (f *Format) parse(line string, tc *timeCache, h *Header) {
 		return // indented: a continuation line, no header
 	}
 	layout := f.layout
+	// With a Parser and a layout that starts with the timestamp, the items
+	// after it come from the memo, or are scanned with what they read
+	// tracked (far) and remembered when the scan ended cleanly: on a
+	// component or msg=, or at the end of the layout or of maxItems.
+	var memo *hdrMemo
+	if p != nil && layout[0] == kTime && !p.memo.off {
+		memo = &p.memo
+	}
+	tEnd, far, compAt := -1, 0, -1
+	clean := true // false: the scan stopped on bytes it did not keep
 	j, cut := 0, -1
 	var last byte
 	var it item
-	for n, i := 0, 0; n < maxItems && i < len(line) && j < len(layout); n++ {
+	for n, i := 0, 0; n < maxItems && j < len(layout); n++ {
 		for i < len(line) && isSpace(line[i]) {
 			i++
 		}
 		if i >= len(line) {
+			clean = false
 			break
 		}
 		if !scanItem(line, i, year, last, tc, &it) {
+			clean = false
 			break
 		}
 		for j < len(layout) && layout[j] != it.kind && optionalKind(layout[j]) {
 			j++
 		}
 		if j >= len(layout) || layout[j] != it.kind {
+			clean = false
 			break
 		}
 		j++
 		f.apply(line, &it, h)
 		cut = it.end
+		if n == 0 {
+			if memo != nil && it.kind == kTime {
+				tEnd, far = it.end, it.end
+				if k := memo.lookup(line[tEnd:]); k >= 0 {
+					e := &memo.ents[k]
+					h.Level = e.level
+					if e.compLen > 0 {
+						c := tEnd + int(e.compOff)
+						h.Component = line[c : c+int(e.compLen)]
+					}
+					h.MsgStart = tEnd + int(e.msg)
+					return
+				}
+			}
+		} else {
+			far = max(far, it.far)
+			if compAt < 0 && h.Component != "" {
+				compAt = it.start
+			}
+		}
 		if it.kind == kComp || it.kind == kMsg {
 			break
 		}
@@ -241,6 +288,16 @@ func (f *Format) parse(line string, tc *timeCache, h *Header) {
 		cut++
 	}
 	h.MsgStart = min(cut, len(line))
+	if tEnd >= 0 && clean && cut < len(line) && far <= len(line) {
+		// Skipping the spaces before the message read line[cut] only to
+		// see it is not a space: a key that ends there says so (word)
+		// rather than keeping that byte.
+		e := memoEnt{level: h.Level, msg: int32(cut - tEnd), word: far <= cut}
+		if compAt >= 0 {
+			e.compOff, e.compLen = int32(compAt-tEnd), int32(len(h.Component))
+		}
+		memo.insert(line[tEnd:max(far, cut)], e)
+	}
 }
 
 func (f *Format) yearOr() int {
@@ -362,15 +419,20 @@ func lastKind(out []item) byte {
 }
 
 // scanItem reads one header item at s[i]; last is the kind of the item
-// before it (0 at the start of the line).
+// before it (0 at the start of the line). On success out.far bounds what
+// the scan read: it looked at s[:out.far] only, and how long s is mattered
+// only if out.far > len(s) (the header memo relies on this; farAll when the
+// bound is not cheap to state).
 func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 	c := s[i]
+	far := i + 1
 	// Timestamps (parseTime rejects any other first byte at once).
 	if isDigit(c) || syslogFirst[c] {
 		if e, ms, ok := parseTime(s, i, year, tc); ok {
-			*out = item{kind: kTime, start: i, end: e, ms: ms}
+			*out = item{kind: kTime, start: i, end: e, ms: ms, far: farAll}
 			return true
 		}
+		far = failedTimeFar(s, i)
 	}
 	switch c {
 	case '[':
@@ -384,31 +446,39 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 			j++
 		}
 		if c := s[j]; isDigit(c) || syslogFirst[c] {
-			if te, ms, ok := parseTime(s, j, year, tc); ok && te == e-1 {
-				*out = item{kind: kTime, start: i, end: e, ms: ms}
+			te, ms, ok := parseTime(s, j, year, tc)
+			if ok && te == e-1 {
+				*out = item{kind: kTime, start: i, end: e, ms: ms, far: farAll}
 				return true
 			}
+			if ok {
+				far = farAll
+			} else {
+				far = max(far, failedTimeFar(s, j))
+			}
 		}
+		far = max(far, e)
 		if ms, ok := relClock(s[j : e-1]); ok {
-			*out = item{kind: kRel, start: i, end: e, ms: ms}
+			*out = item{kind: kRel, start: i, end: e, ms: ms, far: far}
 			return true
 		}
 		if lv := levelWord(s[j : e-1]); lv != "" {
-			*out = item{kind: kLevel, start: i, end: e, level: lv}
+			*out = item{kind: kLevel, start: i, end: e, level: lv, far: far}
 			return true
 		}
+		far = max(far, e+2) // s[e] and, after a ':', s[e+1]
 		if e < len(s) && s[e] == ':' && (e+1 == len(s) || s[e+1] == ' ') {
-			*out = item{kind: kComp, start: i, end: e + 1}
+			*out = item{kind: kComp, start: i, end: e + 1, far: far}
 			return true
 		}
-		*out = item{kind: kBrack, start: i, end: e}
+		*out = item{kind: kBrack, start: i, end: e, far: far}
 		return true
 	case '(':
 		// ESP-IDF "I (1234) tag: msg": a relative clock in milliseconds.
 		e := runDigits(s, i+1)
 		if e > i+1 && e < len(s) && s[e] == ')' && e-i-1 <= 12 {
 			v, _ := digits(s, i+1, e-i-1)
-			*out = item{kind: kRel, start: i, end: e + 1, ms: int64(v)}
+			*out = item{kind: kRel, start: i, end: e + 1, ms: int64(v), far: e + 1}
 			return true
 		}
 		return false
@@ -417,12 +487,12 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		e := runDigits(s, i+1)
 		if e > i+1 && e-i-1 <= 3 && e < len(s) && s[e] == '>' {
 			v, _ := digits(s, i+1, e-i-1)
-			*out = item{kind: kLevel, start: i, end: e + 1, level: syslogLevel(v)}
+			*out = item{kind: kLevel, start: i, end: e + 1, level: syslogLevel(v), far: e + 1}
 			return true
 		}
 		return false
 	case '|':
-		*out = item{kind: kSep, start: i, end: i + 1}
+		*out = item{kind: kSep, start: i, end: i + 1, far: far}
 		return true
 	}
 	e, cls := wordEndClass(s, i)
@@ -430,8 +500,9 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 	if w == "" {
 		return false
 	}
+	far = max(far, e+1)
 	if len(w) <= 3 && (w == "-" || w == "--" || w == "---" || w == ":" || w == "::" || w == ">" || w == "-->" || w == "=>") {
-		*out = item{kind: kSep, start: i, end: e}
+		*out = item{kind: kSep, start: i, end: e, far: far}
 		return true
 	}
 	// key=value header fields (logfmt, slog text)
@@ -445,31 +516,34 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		if eq+1 < len(w) && w[eq+1] == '"' {
 			if q := strings.IndexByte(s[i+eq+2:], '"'); q >= 0 {
 				ve = i + eq + 2 + q + 1
+				far = max(far, ve)
+			} else {
+				far = farAll
 			}
 		}
 		val := strings.Trim(s[i+eq+1:ve], `"`)
 		switch key {
 		case "msg", "message":
-			*out = item{kind: kMsg, start: i, end: i + eq + 1}
+			*out = item{kind: kMsg, start: i, end: i + eq + 1, far: far}
 			return true
 		case "level", "lvl", "severity", "loglevel", "log.level":
-			*out = item{kind: kKV, start: i, end: ve, level: levelWord(val)}
+			*out = item{kind: kKV, start: i, end: ve, level: levelWord(val), far: far}
 			return true
 		case "time", "ts", "timestamp", "t", "date", "@timestamp":
-			*out = item{kind: kKV, start: i, end: ve}
+			*out = item{kind: kKV, start: i, end: ve, far: far}
 			if _, ms, ok := parseTime(val, 0, year, tc); ok {
 				out.ms = ms
 			}
 			return true
 		case "pid", "tid", "thread", "logger", "caller", "component", "module", "source", "app", "service", "host", "hostname", "name":
-			*out = item{kind: kKV, start: i, end: ve}
+			*out = item{kind: kKV, start: i, end: ve, far: far}
 			return true
 		}
 		return false
 	}
 	// Pure number: pid, tid.
 	if runDigits(s, i) == e {
-		*out = item{kind: kNum, start: i, end: e}
+		*out = item{kind: kNum, start: i, end: e, far: far}
 		return true
 	}
 	// Level words: "ERROR", "E", "[error]" handled above, "ERROR:".
@@ -481,66 +555,124 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		if len(core) == 1 {
 			// A lone capital is a level only when something header-like
 			// follows (ESP-IDF "I (12)", logcat "D Tag:").
-			if !(e+1 < len(s) && (s[e+1] == '(' || s[e+1] == '[')) && !nextIsComp(s, e) {
-				return false
+			far = max(far, e+2)
+			if !(e+1 < len(s) && (s[e+1] == '(' || s[e+1] == '[')) {
+				ok, nf := nextIsComp(s, e)
+				far = max(far, nf)
+				if !ok {
+					return false
+				}
 			}
 		}
-		*out = item{kind: kLevel, start: i, end: e, level: lv}
+		*out = item{kind: kLevel, start: i, end: e, level: lv, far: far}
 		return true
 	}
 	// Android brief "E/Tag(123):" or "E/Tag:".
 	if len(w) > 2 && w[1] == '/' && levelWord(w[:1]) != "" {
-		ce := compEnd(s, i)
+		ce, nf := compEnd(s, i)
+		far = max(far, nf)
 		if ce > 0 {
-			*out = item{kind: kComp, start: i, end: ce, level: levelWord(w[:1])}
+			*out = item{kind: kComp, start: i, end: ce, level: levelWord(w[:1]), far: far}
 			return true
 		}
 	}
 	// A word between separators: "- app.worker -" (Python logging).
-	if last == kSep && e+2 < len(s) && s[e] == ' ' && e-i <= maxFieldLen {
-		if k := wordEnd(s, e+1); k > e+1 && k < len(s) && s[k] == ' ' {
-			if sw := s[e+1 : k]; sw == "-" || sw == "|" || sw == "---" {
-				*out = item{kind: kField, start: i, end: e}
-				return true
+	if last == kSep && e < len(s) && s[e] == ' ' && e-i <= maxFieldLen {
+		far = max(far, e+3) // whether e+2 < len(s)
+		if e+2 < len(s) {
+			k := wordEnd(s, e+1)
+			far = max(far, k+1)
+			if k > e+1 && k < len(s) && s[k] == ' ' {
+				if sw := s[e+1 : k]; sw == "-" || sw == "|" || sw == "---" {
+					*out = item{kind: kField, start: i, end: e, far: far}
+					return true
+				}
 			}
 		}
 	}
 	// Pipe-delimited field: "Step_LSC|".
 	if e < len(s) && s[e] == '|' && e-i <= maxFieldLen {
-		*out = item{kind: kField, start: i, end: e}
+		*out = item{kind: kField, start: i, end: e, far: far}
 		return true
 	}
 	// Host after a syslog timestamp, when a component follows.
-	if last == kTime && e-i <= maxFieldLen && (e == len(s) || s[e-1] != ':') && nextIsComp(s, e) {
-		*out = item{kind: kHost, start: i, end: e}
-		return true
+	if last == kTime && e-i <= maxFieldLen && (e == len(s) || s[e-1] != ':') {
+		ok, nf := nextIsComp(s, e)
+		far = max(far, nf)
+		if ok {
+			*out = item{kind: kHost, start: i, end: e, far: far}
+			return true
+		}
 	}
 	// Component "name:" or "name[pid]:" or "prog 1.2:" (two words), or
 	// "name :" (Spring Boot).
-	if ce := compEndAt(s, i, e, cls); ce > 0 {
-		*out = item{kind: kComp, start: i, end: ce}
+	ce, nf := compEndAt(s, i, e, cls)
+	if ce > 0 {
+		*out = item{kind: kComp, start: i, end: ce, far: max(far, nf)}
 		return true
 	}
 	return false
 }
 
-// nextIsComp reports whether a component starts after position e.
-func nextIsComp(s string, e int) bool {
+// failedTimeFar bounds what a parseTime(s, i) that returned false read:
+// s[:far]; farAll where that is not cheap to state.
+func failedTimeFar(s string, i int) int {
+	c := s[i]
+	if !isDigit(c) {
+		// A month or weekday name goes on into syslogTime; any other word
+		// stops at s[i+3].
+		if i+3 < len(s) && (s[i+3] == ' ' || s[i+3] == ',' || isAlpha(s[i+3])) && (month3(s, i) != 0 || day3(s, i)) {
+			return farAll
+		}
+		return i + 4
+	}
+	e := runDigits(s, i)
+	switch e - i {
+	case 1, 2:
+		// clock, monthDay and dayMonYear give up on the byte after the
+		// digits unless it is one of ":-/"; clock's fast path also reads
+		// s[i+2], and more when that is ':'.
+		if e < len(s) && (s[e] == ':' || s[e] == '-' || s[e] == '/') || i+2 < len(s) && s[i+2] == ':' {
+			return farAll
+		}
+		return i + 3
+	case 4:
+		if e < len(s) && (s[e] == '-' || s[e] == '/' || s[e] == '.') {
+			return farAll
+		}
+	case 6:
+		if e < len(s) && s[e] == ' ' {
+			return farAll
+		}
+	case 8, 10, 13:
+		return farAll
+	}
+	return e + 1
+}
+
+// nextIsComp reports whether a component starts after position e, and
+// bounds what it read as scanItem's far does.
+func nextIsComp(s string, e int) (bool, int) {
 	j := e
 	for j < len(s) && isSpace(s[j]) {
 		j++
 	}
+	far := j + 1
 	if j >= len(s) || j == e {
-		return false
+		return false, far
 	}
 	// allow one separator such as "--" in "combo  -- root[2421]:"
-	if k := wordEnd(s, j); k-j <= 3 && allDashes(s[j:k]) && k < len(s) {
+	k := wordEnd(s, j)
+	far = max(far, k+1)
+	if k-j <= 3 && allDashes(s[j:k]) && k < len(s) {
 		j = k
 		for j < len(s) && isSpace(s[j]) {
 			j++
 		}
+		far = max(far, j+1)
 	}
-	return compEnd(s, j) > 0
+	ce, cf := compEnd(s, j)
+	return ce > 0, max(far, cf)
 }
 
 func allDashes(s string) bool {
@@ -553,8 +685,9 @@ func allDashes(s string) bool {
 }
 
 // compEnd returns the end of a component at i ("name:", "name[12]:",
-// "prog 1.4.1:", "name :") or 0.
-func compEnd(s string, i int) int {
+// "prog 1.4.1:", "name :") or 0, and bounds what it read as scanItem's far
+// does.
+func compEnd(s string, i int) (int, int) {
 	e, cls := wordEndClass(s, i)
 	return compEndAt(s, i, e, cls)
 }
@@ -573,41 +706,51 @@ func wordEndClass(s string, i int) (int, uint8) {
 	return i, cls
 }
 
-// compEndAt is compEnd for the word s[i:e] whose classes are cls.
-func compEndAt(s string, i, e int, cls uint8) int {
+// compEndAt is compEnd for the word s[i:e] whose classes are cls (s[e],
+// the byte that ended the word, counts as read).
+func compEndAt(s string, i, e int, cls uint8) (int, int) {
+	far := e + 1
 	w := s[i:e]
 	if len(w) == 0 || len(w) > maxFieldLen || cls&hEq != 0 || w[0] == '"' {
-		return 0
+		return 0, far
 	}
 	// "Tag( 1702):" — a padded pid in parentheses
 	if cls&hOpen != 0 && cls&hClose == 0 {
 		if c := strings.IndexByte(s[e:min(len(s), e+12)], ')'); c >= 0 {
 			j := e + c + 1
+			far = max(far, j+2)
 			if j < len(s) && s[j] == ':' && (j+1 == len(s) || s[j+1] == ' ') {
-				return j + 1
+				return j + 1, far
 			}
+		} else {
+			far = max(far, e+13) // the whole window, and whether s ended in it
 		}
 	}
 	if len(w) > 1 && w[len(w)-1] == ':' && w[len(w)-2] != ':' && (e == len(s) || isSpace(s[e])) {
-		return e
+		return e, far
 	}
 	// "name :" — Spring Boot pads the logger and puts a lone colon after.
 	j := e
 	for j < len(s) && s[j] == ' ' {
 		j++
 	}
-	if j > e && j < len(s) && s[j] == ':' && (j+1 == len(s) || s[j+1] == ' ') {
-		return j + 1
+	far = max(far, j+1)
+	if j > e && j < len(s) && s[j] == ':' {
+		far = max(far, j+2)
+		if j+1 == len(s) || s[j+1] == ' ' {
+			return j + 1, far
+		}
 	}
 	// two words, the second ending in ':' ("syslogd 1.4.1:")
 	if j > e && j < len(s) && e-i <= 24 && cls&(hParen|hOther) == 0 {
 		e2 := wordEnd(s, j)
+		far = max(far, e2+1)
 		w2 := s[j:e2]
 		if len(w2) > 1 && len(w2) <= 24 && w2[len(w2)-1] == ':' && (e2 == len(s) || isSpace(s[e2])) && hasDigit(w2) {
-			return e2
+			return e2, far
 		}
 	}
-	return 0
+	return 0, far
 }
 
 func hasDigit(s string) bool {

@@ -1,0 +1,176 @@
+package miner
+
+import "strings"
+
+// The header memo. In most files a few thousand distinct header tails
+// follow the timestamp ("  INFO 1 --- [main] c.e.Foo : "): the timestamp
+// changes on every line, the rest repeats. A Parser remembers how the items
+// after the timestamp parsed, keyed by exactly the bytes their scan read
+// (scanItem's far), so a line whose bytes after its timestamp start with a
+// remembered key parses to the same items without scanning them: same
+// level, component (cut from the line itself) and message start. Only
+// scans whose reads are bounded are remembered; the rest take the full
+// path every time.
+
+const (
+	memoMaxEntries = 16384   // distinct tails remembered per Parser (< 1<<16)
+	memoMaxBytes   = 1 << 20 // their key bytes
+	memoProbe      = 4096    // lookups between hit-rate checks
+)
+
+// hdrMemo is a radix tree of remembered tails. Lookup walks the bytes
+// after the timestamp and stops at the first key that ends on the way:
+// every remembered key is valid for any line that starts with it.
+type hdrMemo struct {
+	nodes       []memoNode
+	ents        []memoEnt
+	keyBytes    int
+	looks, hits int
+	off         bool // too few hits to pay for itself: not used
+}
+
+type memoNode struct {
+	run  string // bytes to match after the byte that chose this node
+	ent  int32  // entry whose key ends after run; -1 none
+	word bool   // that entry's word
+	kids []memoKid
+	// wide indexes kids by byte (kid index + 1) once a node has many
+	wide *[256]uint16
+}
+
+type memoKid struct {
+	b byte
+	n int32
+}
+
+// memoEnt is how the items after the timestamp parsed, relative to the
+// timestamp's end.
+type memoEnt struct {
+	level            string
+	compOff, compLen int32 // the component's bytes; compLen 0: none
+	msg              int32 // where the message starts
+	// word: the key ends where the message starts, and the parse read
+	// only that the byte there is not a space (so any word may follow)
+	word bool
+}
+
+// lookup returns the entry for the line whose bytes after its timestamp
+// are s, or -1.
+func (m *hdrMemo) lookup(s string) int32 {
+	if m.off || len(m.nodes) == 0 {
+		return -1
+	}
+	m.looks++
+	if m.looks%memoProbe == 0 && m.hits*4 < m.looks {
+		m.off = true // fewer than a quarter hit: stop paying for lookups
+		return -1
+	}
+	n, p := &m.nodes[0], 0
+	for {
+		if r := n.run; len(r) > 0 {
+			if len(s)-p < len(r) {
+				return -1
+			}
+			if len(r) <= 8 {
+				// short runs (most of them) compare without a call
+				t := s[p : p+len(r)]
+				for k := 0; k < len(r); k++ {
+					if t[k] != r[k] {
+						return -1
+					}
+				}
+			} else if s[p:p+len(r)] != r {
+				return -1
+			}
+			p += len(r)
+		}
+		if n.ent >= 0 && (!n.word || p < len(s) && !isSpace(s[p])) {
+			m.hits++
+			return n.ent
+		}
+		if p >= len(s) {
+			return -1
+		}
+		next := n.kid(s[p])
+		if next < 0 {
+			return -1
+		}
+		n, p = &m.nodes[next], p+1
+	}
+}
+
+// kid returns the child chosen by b, or -1.
+func (n *memoNode) kid(b byte) int32 {
+	if n.wide != nil {
+		return int32(n.wide[b]) - 1
+	}
+	for _, k := range n.kids {
+		if k.b == b {
+			return k.n
+		}
+	}
+	return -1
+}
+
+// memoWide is how many children a node has before it indexes them by byte.
+const memoWide = 4
+
+func (n *memoNode) addKid(b byte, ci int32) {
+	n.kids = append(n.kids, memoKid{b, ci})
+	if n.wide == nil && len(n.kids) >= memoWide {
+		n.wide = new([256]uint16)
+		for _, k := range n.kids {
+			n.wide[k.b] = uint16(k.n + 1)
+		}
+	} else if n.wide != nil {
+		n.wide[b] = uint16(ci + 1)
+	}
+}
+
+// insert remembers key (the bytes the scan read after the timestamp),
+// unless the memo is full.
+func (m *hdrMemo) insert(key string, e memoEnt) {
+	if m.off || len(m.ents) >= memoMaxEntries || m.keyBytes+len(key) > memoMaxBytes || key == "" {
+		return
+	}
+	key = strings.Clone(key) // the line's buffer is reused
+	m.keyBytes += len(key)
+	if len(m.nodes) == 0 {
+		m.nodes = append(m.nodes, memoNode{ent: -1})
+	}
+	ent := int32(len(m.ents))
+	m.ents = append(m.ents, e)
+	n, p := int32(0), 0
+	for {
+		nd := &m.nodes[n]
+		l := 0
+		for l < len(nd.run) && p+l < len(key) && nd.run[l] == key[p+l] {
+			l++
+		}
+		if l < len(nd.run) {
+			// Split: the node keeps run[:l]; a child takes the rest.
+			child := memoNode{run: nd.run[l+1:], ent: nd.ent, word: nd.word, kids: nd.kids, wide: nd.wide}
+			b := nd.run[l]
+			ci := int32(len(m.nodes))
+			m.nodes = append(m.nodes, child)
+			nd = &m.nodes[n]
+			nd.run, nd.ent, nd.word, nd.kids, nd.wide = nd.run[:l], -1, false, nil, nil
+			nd.addKid(b, ci)
+		}
+		p += l
+		if p == len(key) {
+			if nd.ent < 0 {
+				nd.ent, nd.word = ent, e.word
+			}
+			return
+		}
+		next := nd.kid(key[p])
+		if next < 0 {
+			ci := int32(len(m.nodes))
+			m.nodes = append(m.nodes, memoNode{run: key[p+1:], ent: ent, word: e.word})
+			m.nodes[n].addKid(key[p], ci)
+			return
+		}
+		n, p = next, p+1
+	}
+}
