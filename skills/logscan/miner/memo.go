@@ -1,6 +1,9 @@
 package miner
 
-import "strings"
+import (
+	"hash/maphash"
+	"strings"
+)
 
 // The header memo. In most files a few thousand distinct header tails
 // follow the timestamp ("  INFO 1 --- [main] c.e.Foo : "): the timestamp
@@ -16,14 +19,24 @@ const (
 	memoMaxEntries = 16384   // distinct tails remembered per Parser (< 1<<16)
 	memoMaxBytes   = 1 << 20 // their key bytes
 	memoProbe      = 4096    // lookups between hit-rate checks
+
+	// Keys of memoHashLen bytes or more are found by a hash of their
+	// first memoHashLen bytes: a line's lookup hashes once and compares
+	// the chain of keys that share those bytes (they differ later: the
+	// thread, the logger), each first on two of its bytes. Shorter keys
+	// are kept in a radix tree.
+	memoHashLen  = 24
+	memoHashBits = 15 // table slots: twice memoMaxEntries
 )
 
-// hdrMemo is a radix tree of remembered tails. Lookup walks the bytes
-// after the timestamp and stops at the first key that ends on the way:
-// every remembered key is valid for any line that starts with it.
+// hdrMemo holds the remembered tails. Every key is valid for any line
+// that starts with it, so a lookup may stop at the first key that ends on
+// its way.
 type hdrMemo struct {
-	nodes       []memoNode
+	nodes       []memoNode // the radix tree of short keys, root first
 	ents        []memoEnt
+	tab         []int32 // hash of a long key's first memoHashLen bytes -> entry + 1
+	seed        maphash.Seed
 	keyBytes    int
 	looks, hits int
 	off         bool // too few hits to pay for itself: not used
@@ -52,12 +65,20 @@ type memoEnt struct {
 	// word: the key ends where the message starts, and the parse read
 	// only that the byte there is not a space (so any word may follow)
 	word bool
+
+	// A long key, the hash of its first memoHashLen bytes, the next key
+	// of its chain (+ 1) and where to compare a byte first (mid and the
+	// end); key is "" for a short key, which is in the radix tree.
+	key       string
+	hash      uint64
+	next      int32
+	mid, last int32
 }
 
 // lookup returns the entry for the line whose bytes after its timestamp
 // are s, or -1.
 func (m *hdrMemo) lookup(s string) int32 {
-	if m.off || len(m.nodes) == 0 {
+	if m.off {
 		return -1
 	}
 	m.looks++
@@ -65,9 +86,34 @@ func (m *hdrMemo) lookup(s string) int32 {
 		m.off = true // fewer than a quarter hit: stop paying for lookups
 		return -1
 	}
-	n, p := &m.nodes[0], 0
+	if m.tab != nil && len(s) >= memoHashLen {
+		h := maphash.String(m.seed, s[:memoHashLen])
+		for k := m.tab[h>>(64-memoHashBits)]; k > 0; {
+			e := &m.ents[k-1]
+			if n := len(e.key); n <= len(s) && s[e.mid] == e.key[e.mid] && s[e.last] == e.key[e.last] && e.hash == h &&
+				s[:n] == e.key && (!e.word || n < len(s) && !isSpace(s[n])) {
+				m.hits++
+				return k - 1
+			}
+			k = e.next
+		}
+	}
+	if len(m.nodes) == 0 {
+		return -1
+	}
+	e := m.walk(0, s, 0)
+	if e >= 0 {
+		m.hits++
+	}
+	return e
+}
+
+// walk follows s[p:] down the tree at node n and returns the first entry
+// whose key ends on the way and holds for s, or -1.
+func (m *hdrMemo) walk(n int32, s string, p int) int32 {
+	nd := &m.nodes[n]
 	for {
-		if r := n.run; len(r) > 0 {
+		if r := nd.run; len(r) > 0 {
 			if len(s)-p < len(r) {
 				return -1
 			}
@@ -84,18 +130,17 @@ func (m *hdrMemo) lookup(s string) int32 {
 			}
 			p += len(r)
 		}
-		if n.ent >= 0 && (!n.word || p < len(s) && !isSpace(s[p])) {
-			m.hits++
-			return n.ent
+		if nd.ent >= 0 && (!nd.word || p < len(s) && !isSpace(s[p])) {
+			return nd.ent
 		}
 		if p >= len(s) {
 			return -1
 		}
-		next := n.kid(s[p])
+		next := nd.kid(s[p])
 		if next < 0 {
 			return -1
 		}
-		n, p = &m.nodes[next], p+1
+		nd, p = &m.nodes[next], p+1
 	}
 }
 
@@ -135,12 +180,31 @@ func (m *hdrMemo) insert(key string, e memoEnt) {
 	}
 	key = strings.Clone(key) // the line's buffer is reused
 	m.keyBytes += len(key)
-	if len(m.nodes) == 0 {
-		m.nodes = append(m.nodes, memoNode{ent: -1})
-	}
 	ent := int32(len(m.ents))
+	if len(key) < memoHashLen {
+		if len(m.nodes) == 0 {
+			m.nodes = append(m.nodes, memoNode{ent: -1})
+		}
+		m.ents = append(m.ents, e)
+		m.insertAt(0, key, 0, ent, e.word)
+		return
+	}
+	if m.tab == nil {
+		m.tab = make([]int32, 1<<memoHashBits)
+		m.seed = maphash.MakeSeed()
+	}
+	h := maphash.String(m.seed, key[:memoHashLen])
+	slot := h >> (64 - memoHashBits)
+	e.key, e.hash, e.next = key, h, m.tab[slot]
+	// Keys of a chain share their first bytes; they differ later, and
+	// mostly near the middle of the rest or at its end.
+	e.mid, e.last = int32((memoHashLen+len(key)-1)/2), int32(max(0, len(key)-4))
 	m.ents = append(m.ents, e)
-	n, p := int32(0), 0
+	m.tab[slot] = ent + 1
+}
+
+// insertAt adds key[p:] to the tree at node n for entry ent.
+func (m *hdrMemo) insertAt(n int32, key string, p int, ent int32, word bool) {
 	for {
 		nd := &m.nodes[n]
 		l := 0
@@ -160,14 +224,14 @@ func (m *hdrMemo) insert(key string, e memoEnt) {
 		p += l
 		if p == len(key) {
 			if nd.ent < 0 {
-				nd.ent, nd.word = ent, e.word
+				nd.ent, nd.word = ent, word
 			}
 			return
 		}
 		next := nd.kid(key[p])
 		if next < 0 {
 			ci := int32(len(m.nodes))
-			m.nodes = append(m.nodes, memoNode{run: key[p+1:], ent: ent, word: e.word})
+			m.nodes = append(m.nodes, memoNode{run: key[p+1:], ent: ent, word: word})
 			m.nodes[n].addKid(key[p], ci)
 			return
 		}
