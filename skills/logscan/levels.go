@@ -217,7 +217,11 @@ func atoi(s string) int {
 
 // Message vocabulary, applied once per template (not per line).
 var (
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught)\b|Error:|Exception:|\b[A-Z]\w*(Error|Exception)\b`)
+	// The class-name alternative is case-sensitive: "KeyError",
+	// "IOException", but not the crate "thiserror" or the package
+	// "domexception". FAIL in capitals is the verdict of test runners
+	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (reference|symbol)|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0", "failed=0".
 	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b`)
@@ -225,6 +229,9 @@ var (
 
 // keywordLevel classifies a message by its words: error, warn or none.
 func keywordLevel(msg string) uint8 {
+	if pytestExplanation(msg) {
+		return lvError
+	}
 	if !mayHaveKeyword(msg) {
 		return lvNone
 	}
@@ -247,7 +254,7 @@ func keywordLevel(msg string) uint8 {
 // expressions match; a message with none of them skips the expressions.
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
-	"not ", "invalid", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
+	"not ", "undefined ", "unresolved ", "invalid", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
@@ -292,4 +299,11 @@ func hasPrefixLower(s, k string) bool {
 		}
 	}
 	return true
+}
+
+// pytestExplanation reports whether msg is a line of pytest's failure
+// explanation, which pytest marks with an E in the first column and
+// spaces: "E       assert 404 == 200".
+func pytestExplanation(msg string) bool {
+	return len(msg) > 3 && msg[0] == 'E' && msg[1] == ' ' && msg[2] == ' ' && msg[3] == ' '
 }
