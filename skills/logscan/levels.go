@@ -223,17 +223,31 @@ var (
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
 	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (reference|symbol)|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad)\b`)
-	// Negated error counts: "0 errors", "no errors", "errors: 0", "failed=0".
-	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b`)
+	// Negated error counts: "0 errors", "no errors", "errors: 0",
+	// "failed=0", and with one word between: "No syntax errors",
+	// "0 chart(s) failed".
+	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+([\w()-]+\s+)?(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b`)
+	// Command-line options name error handling without reporting an
+	// error: -Werror=return-type, --severity error, -D warnings,
+	// /warnaserror, -Xlint:-options.
+	reOption = regexp.MustCompile(`(^|\s)(--?|/)[A-Za-z][\w:.-]*(=\S*|\s+(error|errors|warnings?)\b)?`)
 )
 
 // keywordLevel classifies a message by its words: error, warn or none.
+// An echoed command (see commandEcho) has none: its words are what was
+// run, not what happened; and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
 	if pytestExplanation(msg) {
 		return lvError
 	}
-	if !mayHaveKeyword(msg) {
+	if !mayHaveKeyword(msg) || commandEcho(msg) {
 		return lvNone
+	}
+	if strings.IndexByte(msg, '-') >= 0 || strings.IndexByte(msg, '/') >= 0 {
+		msg = reOption.ReplaceAllString(msg, " ")
+	}
+	if strings.IndexByte(msg, '/') >= 0 || strings.IndexByte(msg, '\\') >= 0 {
+		msg = stripPaths(msg)
 	}
 	if reErrorWord.MatchString(msg) {
 		if !reNegated.MatchString(msg) {
@@ -301,9 +315,71 @@ func hasPrefixLower(s, k string) bool {
 	return true
 }
 
+// commandEcho reports whether msg is a command as CI runners and shells
+// echo it before running it: "+ make" (set -x), "$ npm test" (GitLab,
+// Travis), "##[group]Run go test" and "[command]/usr/bin/git" (GitHub
+// Actions), "> tsc -p ." (npm scripts), "[Pipeline] sh" (Jenkins).
+func commandEcho(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	for _, p := range [...]string{"+ ", "++ ", "$ ", "> ", "##[group]Run ", "[command]", "[Pipeline] "} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // pytestExplanation reports whether msg is a line of pytest's failure
 // explanation, which pytest marks with an E in the first column and
 // spaces: "E       assert 404 == 200".
 func pytestExplanation(msg string) bool {
 	return len(msg) > 3 && msg[0] == 'E' && msg[1] == ' ' && msg[2] == ' ' && msg[3] == ' '
+}
+
+// stripPaths blanks the file paths of msg, so that a file or directory
+// named after errors ("src/api/errors.cpp:18:6:", "/src/Errors/Mapper.cs")
+// is not read as one. A path is a token that starts with '/', './', '~/'
+// or a drive letter, or that holds a '/' or '\' with a '.' after the
+// last one; "Failure/Error:" is not one.
+func stripPaths(msg string) string {
+	var b strings.Builder
+	changed := false
+	start := 0
+	for i := 0; i <= len(msg); i++ {
+		if i < len(msg) && msg[i] != ' ' && msg[i] != '\t' {
+			continue
+		}
+		tok := msg[start:i]
+		if isPath(tok) {
+			if !changed {
+				b.Grow(len(msg))
+				b.WriteString(msg[:start])
+				changed = true
+			}
+			b.WriteByte(' ')
+		} else if changed {
+			b.WriteString(tok)
+		}
+		if changed && i < len(msg) {
+			b.WriteByte(msg[i])
+		}
+		start = i + 1
+	}
+	if !changed {
+		return msg
+	}
+	return b.String()
+}
+
+func isPath(tok string) bool {
+	tok = strings.TrimLeft(tok, "'\"`([<")
+	sep := strings.LastIndexAny(tok, "/\\")
+	if sep < 0 {
+		return false
+	}
+	if tok[0] == '/' || tok[0] == '~' || strings.HasPrefix(tok, "./") || strings.HasPrefix(tok, "../") ||
+		len(tok) > 2 && tok[1] == ':' && (tok[2] == '\\' || tok[2] == '/') {
+		return true
+	}
+	return strings.IndexByte(tok[sep:], '.') > 0
 }
