@@ -189,6 +189,12 @@ func (g *grouper) continues(r *rec) bool {
 	case c0 == ' ' || c0 == '\t' || c0 == '|':
 		if r.level >= lvWarn && g.mode != modePython {
 			r.key = keyExc
+		} else if r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn && keywordLevel(t) >= lvError {
+			// An indented error under a plain head: a linter's
+			// "  48:5  error  ..." under the file name, kubectl's
+			// "  Warning  Failed ..." under "Events:", rspec's
+			// "Failure/Error:" under the example.
+			r.key = keyExc
 		}
 		return true
 	case strings.HasPrefix(t, "... ") && (strings.HasSuffix(t, " more") || strings.HasSuffix(t, "omitted")):
