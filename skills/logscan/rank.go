@@ -17,7 +17,12 @@ var (
 	// Exit markers: a step ended badly.
 	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|FAILURE:|\bFAILED\b`)
 	// Generic wrappers that report a failure explained elsewhere.
-	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|^\s*\d+ (errors?|failures?)\b`)
+	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|^\s*\d+ (errors?|failures?)\b`)
+	// Summaries that count or point back at failures reported elsewhere:
+	// tallies ("1 failed, 211 passed", "Errors: 1", "1 Error(s)",
+	// "(1 error, 18 warnings)") and references ("due to 1 previous error",
+	// "about this error", "skipped due to earlier failure(s)").
+	reSummary = regexp.MustCompile(`(?i)\b\d+ (\w+ )?(errors?|failures?|failed|problems?)\b|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed):? \d+\b|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
 	reKnown   = []known{
 		{regexp.MustCompile(`(?i)no space left on device|disk quota|disk full`), "disk full"},
 		{regexp.MustCompile(`(?i)too many open files`), "file descriptors exhausted"},
@@ -187,10 +192,12 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	} else {
 		add(1/math.Sqrt(float64(c.count)), fmt.Sprintf("%d times", c.count))
 	}
+	wrapper := reWrapper.MatchString(text)
+	summary := !wrapper && (reSummary.MatchString(text) || verdictOnly(text))
 	crash := reCrash.MatchString(both)
 	if crash {
 		add(2.5, "crash marker")
-	} else if reExit.MatchString(text) {
+	} else if reExit.MatchString(text) && !wrapper && !summary {
 		add(1, "exit marker")
 	}
 	switch c.keyPri {
@@ -233,8 +240,11 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			}
 		}
 	}
-	if reWrapper.MatchString(text) {
+	switch {
+	case wrapper:
 		add(-2.5, "generic wrapper")
+	case summary:
+		add(-2.5, "summary of failures reported elsewhere")
 	}
 	if rc.baseline {
 		switch {
@@ -277,4 +287,34 @@ func digitless(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// verdictWords are the words of a line that says only that something
+// failed: "BUILD FAILED in 1m 12s", "Finished: FAILURE", "ERRORS!",
+// "FAILURE: Build failed with an exception.", "Failures:",
+// "* What went wrong:". Such a line names no cause.
+var verdictWords = map[string]bool{
+	"build": true, "job": true, "step": true, "stage": true, "task": true, "pipeline": true, "run": true, "tests": true, "test": true,
+	"finished": true, "failed": true, "failure": true, "failures": true, "fail": true, "error": true, "errors": true, "exception": true,
+	"with": true, "an": true, "a": true, "in": true, "the": true, "of": true, "status": true, "result": true, "exit": true, "code": true,
+	"there": true, "was": true, "were": true, "what": true, "went": true, "wrong": true, "examples": true, "summary": true,
+	"h": true, "m": true, "s": true, "ms": true, "min": true, "sec": true, "secs": true, "seconds": true,
+}
+
+// verdictOnly reports whether every word of the line (after a timestamp
+// prefix) is a verdict word, and one says it failed.
+func verdictOnly(text string) bool {
+	failed := false
+	words := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+		if w == "t" || w == "z" { // ISO 8601 separators
+			continue
+		}
+		if !verdictWords[w] {
+			return false
+		}
+		words++
+		failed = failed || strings.HasPrefix(w, "fail") || strings.HasPrefix(w, "error") || w == "wrong"
+	}
+	return failed && words > 0
 }
