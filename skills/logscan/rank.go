@@ -59,6 +59,30 @@ type rankCtx struct {
 	diverge   int32 // cluster where the run diverged, -1 none
 	ids       []string
 	first     map[string]int // first line of each final template, by id and file
+	novel     []float64      // per file: templates per event (see novelty)
+}
+
+// novelty returns, per file, the number of templates first seen in it
+// over the number of events it holds: near 0 for a service log that
+// repeats a few templates, near 1 for a build log whose every line says
+// something new.
+func novelty(cl []clusterStat, files int) []float64 {
+	tpl := make([]float64, files)
+	ev := make([]float64, files)
+	for i := range cl {
+		cs := &cl[i]
+		if cs.count == 0 || int(cs.file) >= files {
+			continue
+		}
+		tpl[cs.file]++
+		ev[cs.file] += float64(cs.count)
+	}
+	for i := range tpl {
+		if ev[i] > 0 {
+			tpl[i] /= ev[i]
+		}
+	}
+	return tpl
 }
 
 // scored is a candidate with its score and reasons.
@@ -124,6 +148,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	for i, fs := range rc.files {
 		lastErr[int32(i)] = fs.lastErrLine
 	}
+	rc.novel = novelty(e.cl, len(rc.files))
 	var out []scored
 	for _, c := range all {
 		s := e.score(c, rc, lastErr)
@@ -219,7 +244,14 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	}
 	// What preceded the first error and each burst: templates that first
 	// appear there, after the start-up phase.
-	if c.level < lvError && c.sub == 0 {
+	// A build log says something new on most lines, so there a template
+	// that is new before the errors says nothing: the weight fades out as
+	// the file's novelty rises from 0.2 to 0.5 templates per event.
+	pw := 1.0
+	if int(c.file) < len(rc.novel) {
+		pw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
+	}
+	if c.level < lvError && c.sub == 0 && pw > 0 {
 		for _, start := range precursorStarts(fs, rc.bursts[c.file]) {
 			lo := start - precursorWindow
 			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head {
@@ -227,7 +259,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 				if c.level == lvWarn {
 					w = 3
 				}
-				add(w, fmt.Sprintf("new %d lines before the errors starting at L%d", start-c.head, start))
+				add(w*pw, fmt.Sprintf("new %d lines before the errors starting at L%d", start-c.head, start))
 				break
 			}
 		}
