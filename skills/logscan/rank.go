@@ -111,7 +111,11 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			all = append(all, &cp)
 			return
 		}
-		if c.file < m.file || c.file == m.file && c.head < m.head {
+		// The merged candidate shows the first line at its highest
+		// level: the miner may fold an error line into a template whose
+		// first line is an empty or progress line.
+		earlier := c.file < m.file || c.file == m.file && c.head < m.head
+		if c.level > m.level || c.level == m.level && earlier {
 			m.cluster, m.file, m.line, m.head, m.text, m.headText, m.keyPri = c.cluster, c.file, c.line, c.head, c.text, c.headText, c.keyPri
 		}
 		m.count += c.count
