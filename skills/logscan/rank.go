@@ -15,7 +15,12 @@ var (
 	// Crashes: the process or device died.
 	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog|brownout|unhandled exception|\bkilled\b`)
 	// Exit markers: a step ended badly.
-	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|FAILURE:|\bFAILED\b`)
+	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|(?-i:FAILURE:|\bFAILED\b)`)
+	// A compiler or linter diagnostic points at a source file, line and
+	// column: "src/x.c:12:5: error", "Foo.cs(14,7): error", "a.ts(3,1)",
+	// "posting.cc:88:22:".
+	// Stack frames ("at f (a.js:60:7)", "main.go:42 +0x1d") are not.
+	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|\(\d+,\d+\):)`)
 	// Generic wrappers that report a failure explained elsewhere.
 	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|^\s*\d+ (errors?|failures?)\b`)
 	// Summaries that count or point back at failures reported elsewhere:
@@ -239,6 +244,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	}
 	if c.firstErr {
 		add(1.5, "first error")
+	}
+	if c.level >= lvError && !wrapper && !summary && reLocated.MatchString(text) {
+		add(1, "points at a source line")
 	}
 	if le := lastErr[c.lastFile]; le > 0 && c.lastLine == le && c.level >= lvError {
 		add(1, "last error before the end")
