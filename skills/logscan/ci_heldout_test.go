@@ -1,0 +1,194 @@
+package logscan
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// naiveCI is what a first attempt greps a failed CI log for.
+var naiveCI = regexp.MustCompile(`(?i)error|fatal|fail|panic|exception`)
+
+// ciCase is one row of testdata/ci/README.md.
+type ciCase struct {
+	file  string
+	cause map[int]bool
+	table int // 0: the first table of the README, 1: the second
+}
+
+// readCICases parses the table of testdata/ci/README.md: file, ecosystem,
+// cause lines (comma separated), why.
+func readCICases(t *testing.T, readme string) []ciCase {
+	t.Helper()
+	f, err := os.Open(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []ciCase
+	table := -1
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		row := sc.Text()
+		if !strings.HasPrefix(row, "| ") {
+			continue
+		}
+		cells := strings.Split(row, "|")
+		if len(cells) < 5 {
+			continue
+		}
+		name := strings.TrimSpace(cells[1])
+		if name == "file" {
+			table++
+		}
+		if !strings.HasSuffix(name, ".log") {
+			continue // a header row
+		}
+		c := ciCase{file: name, cause: map[int]bool{}, table: table}
+		for _, s := range strings.Split(cells[3], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 {
+				t.Fatalf("%s: bad cause line %q", name, s)
+			}
+			c.cause[n] = true
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// TestEvidenceCIHeldOut measures how often a cause line of a held-out CI
+// log (testdata/ci, labelled before the engine ran on it) is in the top 5
+// evidence lines, against the naive baseline: the first lines matching
+// error|fatal|fail|panic|exception, a hit when a cause is among the first 5
+// of them. The engine must find a cause in at least 80% of the files and do
+// at least twice as well as the baseline.
+func TestEvidenceCIHeldOut(t *testing.T) {
+	dir := filepath.Join("testdata", "ci")
+	cases := readCICases(t, filepath.Join(dir, "README.md"))
+	if len(cases) < 12 {
+		t.Fatalf("%d cases in the README table, want at least 12", len(cases))
+	}
+	var engineHits, naiveHits int
+	var tableN, tableHits [2]int
+	for _, c := range cases {
+		path := filepath.Join(dir, c.file)
+		rep, err := Analyze(context.Background(), []string{path}, Options{Top: 5})
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		rank := 0
+		for i, e := range rep.Evidence {
+			if c.cause[e.Line] {
+				rank = i + 1
+				break
+			}
+		}
+		naive, seen := 0, 0
+		err = Scan(context.Background(), path, Options{}, func(line int, text string) error {
+			if !naiveCI.MatchString(text) {
+				return nil
+			}
+			seen++
+			if c.cause[line] && seen <= 5 {
+				naive = seen
+				return ErrStop
+			}
+			if seen == 10 {
+				return ErrStop
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		tableN[c.table]++
+		if rank > 0 {
+			engineHits++
+			tableHits[c.table]++
+		}
+		if naive > 0 {
+			naiveHits++
+		}
+		t.Logf("%-24s engine rank %d, grep rank %d (0: not in the top 5)", c.file, rank, naive)
+		if rank == 0 {
+			for _, e := range rep.Evidence {
+				t.Logf("    L%d %.2f %.90s | %s", e.Line, e.Score, e.Text, e.Reason)
+			}
+		}
+	}
+	n := len(cases)
+	t.Logf("engine: %d/%d in the first table, %d/%d in the second (written after the ranking changes)", tableHits[0], tableN[0], tableHits[1], tableN[1])
+	t.Logf("engine %d/%d (%.0f%%), grep baseline %d/%d (%.0f%%)", engineHits, n, 100*float64(engineHits)/float64(n),
+		naiveHits, n, 100*float64(naiveHits)/float64(n))
+	if engineHits*5 < n*4 {
+		t.Errorf("engine found a cause in %d of %d files, want at least 80%%", engineHits, n)
+	}
+	if engineHits < 2*naiveHits {
+		t.Errorf("engine %d hits, grep baseline %d: want at least twice the baseline", engineHits, naiveHits)
+	}
+}
+
+func TestCILineClasses(t *testing.T) {
+	for in, want := range map[string]uint8{
+		"   Downloaded thiserror v1.0.51":                                  lvNone,
+		"npm WARN deprecated domexception@4.0.0: Use the native one":       lvWarn,
+		"KeyError: 'user'":                                                 lvError,
+		"--- FAIL: TestParseDuration/negative (0.00s)":                     lvError,
+		"main.cpp:(.text+0x1a4): undefined reference to `f()'":             lvError,
+		"E       assert 404 == 200":                                        lvError,
+		"+ cmake -S . -B build -DCMAKE_CXX_FLAGS=-Werror=return-type":      lvNone,
+		"##[group]Run dotnet format --severity error":                      lvNone,
+		"src/api/errors.cpp:18:6: warning: unused parameter 'ctx'":         lvWarn,
+		"Failure/Error: expect(total).to eq(90)":                           lvError,
+		"No syntax errors detected in src/Cart.php":                        lvNone,
+		"1 chart(s) linted, 0 chart(s) failed":                             lvNone,
+		"/src/Errors/Mapper.cs(17,13): warning CS0168: 'ex' is never used": lvWarn,
+	} {
+		if got := keywordLevel(in); got != want {
+			t.Errorf("keywordLevel(%q) = %d, want %d", in, got, want)
+		}
+	}
+	for in, want := range map[string]bool{
+		"BUILD FAILED in 1m 12s": true, "Finished: FAILURE": true, "ERRORS!": true, "* What went wrong:": true,
+		"FAILURE: Build failed with an exception.": true, "2024-03-12T10:15:14.2Z Build FAILED.": true,
+		"error: could not compile `x`": false, "Failed to pull image": false, "BUILD SUCCESSFUL": false,
+	} {
+		if got := verdictOnly(in); got != want {
+			t.Errorf("verdictOnly(%q) = %v, want %v", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"src/a/errors.cpp:18:6: warning: x": "  warning: x",
+		"Failure/Error: x":                  "Failure/Error: x",
+		"at f (/app/errors.js:1:2) done":    "at f   done",
+		"no paths here":                     "no paths here",
+	} {
+		if got := stripPaths(in); got != want {
+			t.Errorf("stripPaths(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzStripPaths(f *testing.F) {
+	f.Add("src/a/errors.cpp:18:6: warning: x")
+	f.Add("C:\\src\\Errors.cs(1,2): error")
+	f.Add(" / ./ ~ \t/x.y")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := stripPaths(s)
+		if len(out) > len(s) {
+			t.Fatalf("stripPaths(%q) = %q grew", s, out)
+		}
+		if !strings.Contains(s, "/") && !strings.Contains(s, "\\") && out != s {
+			t.Fatalf("stripPaths(%q) = %q changed a line without paths", s, out)
+		}
+	})
+}
