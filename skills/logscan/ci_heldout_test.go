@@ -166,6 +166,17 @@ func TestCILineClasses(t *testing.T) {
 			t.Errorf("verdictOnly(%q) = %v, want %v", in, got, want)
 		}
 	}
+	for in, want := range map[string]bool{
+		"Tests: 1 failed, 211 passed, 212 total": true, "Errors: 1": true, "(1 error, 18 warnings)": true,
+		"error: aborting due to 1 previous error": true, "2 errors in 1 file": true, "Build FAILED. 3 Error(s)": true,
+		// service-log causes that only mention a number near a failure word
+		"giving up after 5 failed attempts to reach db-1": false, "upstream returned error 503 for /v1/charges": false,
+		"payment failed 3 times, card declined": false,
+	} {
+		if got := reSummary.MatchString(in); got != want {
+			t.Errorf("reSummary.MatchString(%q) = %v, want %v", in, got, want)
+		}
+	}
 	for in, want := range map[string]string{
 		"src/a/errors.cpp:18:6: warning: x": "  warning: x",
 		"Failure/Error: x":                  "Failure/Error: x",

@@ -27,7 +27,9 @@ var (
 	// tallies ("1 failed, 211 passed", "Errors: 1", "1 Error(s)",
 	// "(1 error, 18 warnings)") and references ("due to 1 previous error",
 	// "about this error", "skipped due to earlier failure(s)").
-	reSummary = regexp.MustCompile(`(?i)\b\d+ (\w+ )?(errors?|failures?|failed|problems?)\b|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed):? \d+\b|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
+	// A count is a tally only where a list or the line goes on after it,
+	// so "after 5 failed attempts" and "upstream error 503" are not.
+	reSummary = regexp.MustCompile(`(?i)\b\d+ (\w+ )?(errors?|failures?|failed|problems?)(\s*[,;.()]|\s*$|\s+(in|and|out of)\b)|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed): \d+\b|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
 	reKnown   = []known{
 		{regexp.MustCompile(`(?i)no space left on device|disk quota|disk full`), "disk full"},
 		{regexp.MustCompile(`(?i)too many open files`), "file descriptors exhausted"},
