@@ -189,9 +189,6 @@ func (p *Parser) ParseTo(line string, h *Header) {
 	p.f.parse(line, p, h)
 }
 
-// MemoStats reports the header memo's lookups and hits so far.
-func (p *Parser) MemoStats() (lookups, hits int) { return p.memo.looks, p.memo.hits }
-
 // parse is Parse with an optional Parser's caches (nil: none), writing
 // into *h, which must be zero.
 func (f *Format) parse(line string, p *Parser, h *Header) {
