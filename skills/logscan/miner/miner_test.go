@@ -269,3 +269,27 @@ func (m *Miner) addNoCache(msg string) int {
 	id, _ := m.addMasked(msg)
 	return int(id)
 }
+
+// TestSwarStop: every byte value, in every position of the word and next
+// to every kind of neighbour, is marked exactly when copyPlain must look
+// at it alone.
+func TestSwarStop(t *testing.T) {
+	for _, fill := range []byte{'a', '0', '=', 0x80, 0xff, ' ', '/', 0x7f} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				var w [8]byte
+				for j := range w {
+					w[j] = fill
+				}
+				w[pos] = byte(c)
+				stop := swarStop(load64(string(w[:]), 0))
+				for j, b := range w {
+					want := isDigit(b) || b == '=' || b >= 0x80
+					if got := stop>>(8*j+7)&1 == 1; got != want {
+						t.Fatalf("%q: byte %d (%#x) marked %v, want %v", w, j, b, got, want)
+					}
+				}
+			}
+		}
+	}
+}

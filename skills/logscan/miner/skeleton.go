@@ -1,7 +1,9 @@
 package miner
 
 import (
+	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"strings"
 )
 
@@ -217,12 +219,31 @@ func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, 
 }
 
 // copyPlain copies msg[i:] to out[k:] up to the first digit or skelVar,
-// or the first `="` when stopEq. Kept small and out of line so that its
-// loop runs in registers.
+// or the first `="` when stopEq. It tests eight bytes at a time (swarStop)
+// and copies them whole, falling back to one byte at a time where a word
+// holds a digit, '=', or a byte outside ASCII. Kept small and out of line
+// so that its loop runs in registers.
+//
+// Eight bytes may be written at out[k:] where fewer are kept: out holds
+// len(msg)+1 bytes and k never runs ahead of i+1, so the store stays in
+// out, and bytes past the skeleton's end are never read.
 //
 //go:noinline
 func copyPlain(out []byte, msg string, i, k int, stopEq bool) (int, int) {
-	for ; i < len(msg); i++ {
+	for i < len(msg) {
+		if i+8 <= len(msg) && k+8 <= len(out) {
+			x := load64(msg, i)
+			binary.LittleEndian.PutUint64(out[k:], x)
+			stop := swarStop(x)
+			if stop == 0 {
+				i += 8
+				k += 8
+				continue
+			}
+			z := bits.TrailingZeros64(stop) >> 3
+			i += z
+			k += z
+		}
 		c := msg[i]
 		t := skelClass[c]
 		if t&(skDigit|skBad|skEq) != 0 {
@@ -232,8 +253,35 @@ func copyPlain(out []byte, msg string, i, k int, stopEq bool) (int, int) {
 		}
 		out[k] = c
 		k++
+		i++
 	}
 	return i, k
+}
+
+// load64 reads msg[i:i+8] little-endian (one load once compiled).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// swarStop marks (the high bit of each byte) the bytes of x copyPlain must
+// look at one by one: digits, '=', and any byte outside ASCII (skelVar is
+// one). Once the bytes outside ASCII are set aside the sums below carry
+// no bit from one byte into the next.
+func swarStop(x uint64) uint64 {
+	hi := x & swarHigh
+	a := x &^ swarHigh                // the low seven bits of each byte
+	ge0 := a + (0x80-'0')*swarOnes    // high bit set where a byte >= '0'
+	ge10 := a + (0x80-'9'-1)*swarOnes // where a byte > '9'
+	eq := a ^ '='*swarOnes
+	ne := eq + 0x7f*swarOnes // high bit set where the byte is not '='
+	return hi | (ge0&^ge10|^ne)&swarHigh
 }
 
 // digitWord rewrites a word from its first digit, msg[i], to its end; the
