@@ -195,3 +195,44 @@ func FuzzTimeCache(f *testing.F) {
 		}
 	})
 }
+
+// TestISOPrefixCache: lines that share an ISO timestamp's date, hour and
+// minute with the line before, and then go on in every way the reader
+// branches on (one, two or three second digits, leap and bad seconds,
+// fractions, zones, a second zone, no boundary, a date alone), parse as
+// they do without the cache.
+func TestISOPrefixCache(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	prefixes := []string{"2023-11-14 22:13:", "2023-11-14T22:13:", "2024/02/29 23:59:", "2023-11-14  09:05:", "2023-13-40 10:10:", "2023-11-14 25:10:"}
+	secs := []string{"20", "5", "60", "61", "99", "205", "07", "0x", "", "3:"}
+	fracs := []string{"", ".022", ",5", ":042", ".1234567890", ".", "000"}
+	zones := []string{"", "Z", "+05:30", "-0800", "+02", " +0100", " -07:00 x", "Zulu", "+5"}
+	tails := []string{" INFO x", "", "]", "x", ": y", "-", " "}
+	var tc timeCache
+	checked, hits := 0, 0
+	prefix := prefixes[0]
+	for n := 0; n < 200000; n++ {
+		if r.IntN(8) == 0 {
+			prefix = prefixes[r.IntN(len(prefixes))]
+		}
+		line := prefix + secs[r.IntN(len(secs))] + fracs[r.IntN(len(fracs))] +
+			zones[r.IntN(len(zones))] + tails[r.IntN(len(tails))]
+		if r.IntN(20) == 0 {
+			line = line[:r.IntN(len(line)+1)]
+		}
+		if _, _, ok := tc.isoHit(line, 0); ok {
+			hits++
+		}
+		e0, ms0, ok0 := parseTime(line, 0, 2024, nil)
+		e1, ms1, ok1 := parseTime(line, 0, 2024, &tc)
+		if e0 != e1 || ms0 != ms1 || ok0 != ok1 {
+			t.Fatalf("%q: uncached (%d, %d, %v), cached (%d, %d, %v)", line, e0, ms0, ok0, e1, ms1, ok1)
+		}
+		if ok0 {
+			checked++
+		}
+	}
+	if checked < 50000 || hits < 5000 {
+		t.Fatalf("%d lines held a timestamp, %d hit the prefix cache: the test no longer covers the cache", checked, hits)
+	}
+}

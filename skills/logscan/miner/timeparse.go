@@ -117,11 +117,25 @@ func clock(s string, i int) (int, int64, bool) {
 		}
 	}
 	h, m, sec := f[0], f[1], f[2]
-	if h > 24 || m > 59 || sec > 60 {
+	if h > 24 || m > 59 {
+		return 0, 0, false
+	}
+	return clockTail(s, j, int64(h)*3600000+int64(m)*60000, sec)
+}
+
+// clockTail ends clock: sec is the seconds field, read up to s[j], and
+// hm the hours and minutes in milliseconds; it reads the fraction.
+func clockTail(s string, j int, hm int64, sec int) (int, int64, bool) {
+	if sec > 60 {
 		return 0, 0, false
 	}
 	ms := int64(0)
 	if j+1 < len(s) && (s[j] == '.' || s[j] == ',' || s[j] == ':') && isDigit(s[j+1]) {
+		if j+4 <= len(s) && isDigit(s[j+2]) && isDigit(s[j+3]) && (j+4 == len(s) || !isDigit(s[j+4])) {
+			// exactly milliseconds, the common shape
+			ms = int64(s[j+1]-'0')*100 + int64(s[j+2]-'0')*10 + int64(s[j+3]-'0')
+			return j + 4, hm + int64(sec)*1000 + ms, true
+		}
 		e := runDigits(s, j+1)
 		if e-(j+1) > 9 {
 			return 0, 0, false
@@ -137,7 +151,7 @@ func clock(s string, i int) (int, int64, bool) {
 		ms = int64(v)
 		j = e
 	}
-	return j, int64(h)*3600000 + int64(m)*60000 + int64(sec)*1000 + ms, true
+	return j, hm + int64(sec)*1000 + ms, true
 }
 
 // zone reads Z, ±HH:MM, ±HHMM or ±HH after a clock; it returns the end and
@@ -199,9 +213,61 @@ type timeCache struct {
 	sn      int
 	skey    [syslogKeyMax]byte
 	smo, sd int
+
+	// isoLike: the bytes from the start of the timestamp through "HH:MM:"
+	// and the Unix milliseconds they stand for; in == 0 when empty
+	in    int
+	ikey  [isoKeyMax]byte
+	ibase int64
 }
 
 const syslogKeyMax = 32
+
+// isoKeyMax bounds the remembered ISO prefix: the date, its separator and
+// spaces, and "HH:MM:" (17 bytes in the common shapes).
+const isoKeyMax = 24
+
+// keepISO remembers, after isoLike read an ISO date at s[i] and a clock at
+// s[k] in clock's fast shape (HH:MM:SS), the bytes up to the seconds and
+// the milliseconds they stand for (base: the date; plus hours and
+// minutes; clock has checked that s[k:k+5] holds them), so that isoHit can read a line sharing them from its seconds
+// on. A date unixMS rejects is not remembered.
+func (c *timeCache) keepISO(s string, i, k int, base int64, mo, d int) {
+	n := k + 6 - i
+	if c == nil || n > isoKeyMax || mo < 1 || mo > 12 || d < 1 || d > 31 ||
+		k+8 > len(s) || s[k+2] != ':' || s[k+5] != ':' || !isDigit(s[k+6]) || !isDigit(s[k+7]) {
+		return
+	}
+	h := int64(s[k]-'0')*10 + int64(s[k+1]-'0')
+	m := int64(s[k+3]-'0')*10 + int64(s[k+4]-'0')
+	c.in = copy(c.ikey[:], s[i:i+n])
+	c.ibase = base + h*3600000 + m*60000
+}
+
+// isoHit is isoLike for a line whose bytes from s[i] start with the
+// remembered prefix: only the seconds, fraction and zone are read. It
+// takes exactly the steps of isoLike and clock's fast path after the
+// prefix, and reports !ok (isoLike then reads the whole line) wherever
+// they would branch otherwise.
+func (c *timeCache) isoHit(s string, i int) (int, int64, bool) {
+	if c == nil || c.in == 0 {
+		return 0, 0, false
+	}
+	j := i + c.in
+	if j+2 > len(s) || s[i:j] != string(c.ikey[:c.in]) ||
+		!isDigit(s[j]) || !isDigit(s[j+1]) || j+2 < len(s) && isDigit(s[j+2]) {
+		return 0, 0, false
+	}
+	e, dms, ok := clockTail(s, j+2, 0, int(s[j]-'0')*10+int(s[j+1]-'0'))
+	if !ok {
+		return 0, 0, false
+	}
+	e, off, ok := isoZone(s, e)
+	if !ok {
+		return 0, 0, false
+	}
+	return e, c.ibase + dms - off, true
+}
 
 // unixMS is the package unixMS, remembering the last date's day number.
 func (c *timeCache) unixMS(year, month, day int, dayMS int64) int64 {
@@ -304,9 +370,24 @@ func parseTime(s string, i int, year int, tc *timeCache) (end int, ms int64, ok 
 	return 0, 0, false
 }
 
+// isoZone reads what may follow an ISO time ending at s[e]: a zone, a
+// second zone after a space, and then a boundary.
+func isoZone(s string, e int) (int, int64, bool) {
+	e, off := zone(s, e)
+	if e < len(s) && s[e] == ' ' && e+1 < len(s) && (s[e+1] == '+' || s[e+1] == '-') {
+		if e2, off2 := zone(s, e+1); e2 > e+1 && boundary(s, e2) {
+			e, off = e2, off2
+		}
+	}
+	return e, off, boundary(s, e)
+}
+
 // isoLike: YYYY-MM-DD[T ]HH:MM:SS[.frac][zone], also with '/' or '.'
 // between date parts.
 func isoLike(s string, i int, tc *timeCache) (int, int64, bool) {
+	if e, ms, ok := tc.isoHit(s, i); ok {
+		return e, ms, true
+	}
 	y, ok := digits(s, i, 4)
 	if !ok || i+4 >= len(s) {
 		return 0, 0, false
@@ -330,14 +411,10 @@ func isoLike(s string, i int, tc *timeCache) (int, int64, bool) {
 			k++
 		}
 		if e, dms, ok := clock(s, k); ok {
-			e, off := zone(s, e)
-			if e < len(s) && s[e] == ' ' && e+1 < len(s) && (s[e+1] == '+' || s[e+1] == '-') {
-				if e2, off2 := zone(s, e+1); e2 > e+1 && boundary(s, e2) {
-					e, off = e2, off2
-				}
-			}
-			if boundary(s, e) {
-				return e, tc.unixMS(y, mo, d, dms) - off, true
+			if e, off, ok := isoZone(s, e); ok {
+				ms := tc.unixMS(y, mo, d, dms)
+				tc.keepISO(s, i, k, ms-dms, mo, d)
+				return e, ms - off, true
 			}
 		}
 	}
