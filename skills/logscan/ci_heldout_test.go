@@ -152,6 +152,15 @@ func TestCILineClasses(t *testing.T) {
 		"No syntax errors detected in src/Cart.php":                        lvNone,
 		"1 chart(s) linted, 0 chart(s) failed":                             lvNone,
 		"/src/Errors/Mapper.cs(17,13): warning CS0168: 'ex' is never used": lvWarn,
+		// stack frames name the code that ran, not what happened
+		"      at error (node_modules/react-dom/cjs/react-dom.development.js:60:7)": lvNone,
+		"    at async Logger.error (file:///app/log.mjs:12:5)":                      lvNone,
+		"\tat org.gradle.internal.Failures.rethrow(Failures.java:45)":               lvNone,
+		"   at App.ErrorHandler.Fail() in /src/App/ErrorHandler.cs:line 14":         lvNone,
+		`  File "/app/errors.py", line 3, in raise_error`:                           lvNone,
+		"  3: core::panicking::panic_fmt":                                           lvNone,
+		"at startup the schema check failed: 2 tables missing":                      lvError,
+		"Error: connect ECONNREFUSED 127.0.0.1:5432 (at db.js:4:9)":                 lvError,
 	} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d, want %d", in, got, want)

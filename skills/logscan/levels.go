@@ -235,12 +235,13 @@ var (
 
 // keywordLevel classifies a message by its words: error, warn or none.
 // An echoed command (see commandEcho) has none: its words are what was
-// run, not what happened; and command-line options are not read as words.
+// run, not what happened; a stack frame has none: its words name the
+// code that ran ("at Console.error (node:internal/console:12:5)"); and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
 	if pytestExplanation(msg) {
 		return lvError
 	}
-	if !mayHaveKeyword(msg) || commandEcho(msg) {
+	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) {
 		return lvNone
 	}
 	if strings.IndexByte(msg, '-') >= 0 || strings.IndexByte(msg, '/') >= 0 {
@@ -327,6 +328,37 @@ func commandEcho(msg string) bool {
 		}
 	}
 	return false
+}
+
+// A stack frame as runtimes print them; stackFrame states the shapes.
+var (
+	// the location at the end of a JS, Java or Rust frame: "(a.js:60:7)",
+	// "(Foo.java:12)", "(Native Method)", "/app/a.js:60:7", "src/x.rs:9:5"
+	reFrameLoc = regexp.MustCompile(`(\((.*:\d+(:\d+)?|Native Method|Unknown Source|native|<anonymous>)\)|^[^ ()]+:\d+(:\d+)?)$`)
+	// Go: "/src/app/main.go:42 +0x1d"; Rust backtraces: "3: core::panicking::panic"
+	reFrameLine = regexp.MustCompile(`^([^ ]+\.go:\d+( \+0x[0-9a-f]+)?|\d+: [^ ]*::[^ ]+)$`)
+)
+
+// stackFrame reports whether msg is one frame of a stack trace: JS, Java,
+// Kotlin and Rust "at NAME (LOCATION)" or "at LOCATION", .NET "at NAME in
+// FILE:line N", Python `File "x.py", line N, in NAME`, Go's file lines
+// and Rust's numbered backtrace lines.
+func stackFrame(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	switch {
+	case strings.HasPrefix(m, "at "):
+		// "at f (a.js:1:2)", "at new Foo (a.js:1:2)", "at async f (a.js:1:2)",
+		// "at a.B.c(B.java:9)", "at /app/a.js:1:2", "at N.C.M() in C.cs:line 9"
+		rest := m[3:]
+		if strings.Contains(rest, ":line ") {
+			return true
+		}
+		loc := reFrameLoc.FindStringIndex(rest)
+		return loc != nil && strings.Count(rest[:loc[0]], " ") <= 3
+	case strings.HasPrefix(m, `File "`):
+		return strings.Contains(m, `", line `)
+	}
+	return reFrameLine.MatchString(m)
 }
 
 // pytestExplanation reports whether msg is a line of pytest's failure
