@@ -301,3 +301,53 @@ func TestMultipleFiles(t *testing.T) {
 		t.Fatalf("%+v", rep.Evidence)
 	}
 }
+
+// TestVisibleText: a carriage return inside a line rewrites it on a
+// terminal; the engine reads and quotes what is left visible, and keeps
+// counting lines by '\n' only.
+func TestVisibleText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                             "plain",
+		"\x1b[31mred\x1b[0m":                "red",
+		"travis_fold:end:install\r\x1b[0K":  "travis_fold:end:install",
+		"\r\x1b[0K$ make test":              "$ make test",
+		"Progress 10%\rProgress 60%\rDone.": "Done.",
+		"ERROR: disk full\r   \r":           "ERROR: disk full",
+		"\r":                                "",
+		"\x1b[33;1mRunning\x1b[0m\r\x1b[K\x1b[33;1mOK": "OK",
+	} {
+		if got := visible(in); got != want {
+			t.Errorf("visible(%q) = %q, want %q", in, got, want)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "travis.log")
+	var b strings.Builder
+	b.WriteString("travis_fold:start:install\r\x1b[0K\x1b[33;1m$ make deps\x1b[0m\n")
+	for i := 0; i < 30; i++ {
+		b.WriteString("Downloading 10%\rDownloading 55%\rDownloading 100%\n")
+		b.WriteString("fetched package ok\n")
+	}
+	b.WriteString("\r\x1b[0K$ make test 2>&1 | tee error.log\n")
+	b.WriteString("cc -c store.c\n")
+	b.WriteString("store.c:41:9: error: 'pgsz' undeclared (first use in this function)\r\x1b[0K\n")
+	b.WriteString("\x1b[31;1mThe command \"make test\" exited with 2.\x1b[0m\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lines != 65 {
+		t.Fatalf("%d lines, want 65", rep.Lines)
+	}
+	if len(rep.Evidence) == 0 || rep.Evidence[0].Line != 64 || rep.Evidence[0].Text != "store.c:41:9: error: 'pgsz' undeclared (first use in this function)" {
+		t.Fatalf("top evidence %+v, want line 64 as a terminal shows it", rep.Evidence)
+	}
+	for _, e := range rep.Evidence {
+		if strings.ContainsAny(e.Text, "\r\x1b") {
+			t.Errorf("evidence %d %q: a control byte", e.Line, e.Text)
+		}
+	}
+}

@@ -65,7 +65,7 @@ const headerSample = 2000
 func newGrouper(sample []string) *grouper {
 	clean := make([]string, 0, len(sample))
 	for _, s := range sample {
-		clean = append(clean, stripANSI(s))
+		clean = append(clean, visible(s))
 	}
 	g := &grouper{f: miner.Learn(clean)}
 	withHeader := 0
@@ -105,7 +105,7 @@ func (g *grouper) parse(text string) rec {
 
 // parseInto is parse writing into *r, which must be zero.
 func (g *grouper) parseInto(r *rec, text string) {
-	text = stripANSI(text)
+	text = visible(text)
 	r.text = text
 	if isBlank(text) {
 		r.blank = true
@@ -325,6 +325,29 @@ func goFrame(s string) bool {
 	}
 	sp := strings.IndexByte(s, ' ')
 	return (sp < 0 || sp > p) && strings.IndexByte(s[:p], '.') >= 0
+}
+
+// visible is the line as a terminal shows it: without ANSI escape
+// sequences, and where a carriage return inside the line rewrote it
+// (progress bars, CI runners' "\r\x1b[0K" line resets), the last
+// non-blank text written after one. Line numbers are not affected: the
+// '\r' is not a line break.
+func visible(s string) string {
+	s = stripANSI(s)
+	r := strings.IndexByte(s, '\r')
+	if r < 0 {
+		return s
+	}
+	for {
+		r = strings.LastIndexByte(s, '\r')
+		if r < 0 {
+			return s
+		}
+		if !isBlank(s[r+1:]) {
+			return s[r+1:]
+		}
+		s = s[:r]
+	}
 }
 
 // stripANSI removes ANSI escape sequences (colours, cursor moves).

@@ -286,7 +286,7 @@ func scan(ctx context.Context, path string, opt Options, fn func(int, string) er
 }
 
 func templateOf(line string) (string, string) {
-	line = stripANSI(line)
+	line = visible(line)
 	f := miner.Learn([]string{line})
 	h := f.Parse(line)
 	msg := line
