@@ -160,8 +160,17 @@ func TestCILineClasses(t *testing.T) {
 		"   at App.ErrorHandler.Fail() in /src/App/ErrorHandler.cs:line 14":         lvNone,
 		`  File "/app/errors.py", line 3, in raise_error`:                           lvNone,
 		"  3: core::panicking::panic_fmt":                                           lvNone,
-		"at startup the schema check failed: 2 tables missing":                      lvError,
-		"Error: connect ECONNREFUSED 127.0.0.1:5432 (at db.js:4:9)":                 lvError,
+		// test runners' lines for tests that started or passed
+		"  ✓ returns error for unknown SKU (4ms)":                   lvNone,
+		"=== RUN   TestIsTemporary/timeout":                         lvNone,
+		"--- PASS: TestDial/refused_error (0.01s)":                  lvNone,
+		"tests/test_api.py::test_error_mapping PASSED":              lvNone,
+		"test_retry_failed (tests.test_jobs.RetryTest) ... ok":      lvNone,
+		"[       OK ] ParserTest.RejectsErrorToken (0 ms)":          lvNone,
+		"  ✕ returns error for unknown SKU (4ms)":                   lvError,
+		"--- FAIL: TestDial/refused_error (0.01s)":                  lvError,
+		"at startup the schema check failed: 2 tables missing":      lvError,
+		"Error: connect ECONNREFUSED 127.0.0.1:5432 (at db.js:4:9)": lvError,
 	} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d, want %d", in, got, want)
@@ -174,6 +183,18 @@ func TestCILineClasses(t *testing.T) {
 	} {
 		if got := verdictOnly(in); got != want {
 			t.Errorf("verdictOnly(%q) = %v, want %v", in, got, want)
+		}
+	}
+	for in, want := range map[string]bool{
+		// CI runners' reports of a command's exit status
+		`The command "go vet ./..." exited with 1.`: true, `The command "composer update" failed. Retrying, 2 of 3.`: true,
+		`The command "travis_retry composer update" failed and exited with 2 during .`: true,
+		"Done. Your build exited with 1.":                                              true, "##[error]Process completed with exit code 1.": true,
+		"ERROR: Job failed: exit code 1": true, "script returned exit code 2": true,
+		"error: the command returned no rows": false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
+	} {
+		if got := reWrapper.MatchString(in); got != want {
+			t.Errorf("reWrapper.MatchString(%q) = %v, want %v", in, got, want)
 		}
 	}
 	for in, want := range map[string]bool{

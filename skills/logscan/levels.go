@@ -236,12 +236,14 @@ var (
 // keywordLevel classifies a message by its words: error, warn or none.
 // An echoed command (see commandEcho) has none: its words are what was
 // run, not what happened; a stack frame has none: its words name the
-// code that ran ("at Console.error (node:internal/console:12:5)"); and command-line options are not read as words.
+// code that ran ("at Console.error (node:internal/console:12:5)"); and
+// so does a test runner's line for a test that started or passed: its
+// words are the test's name ("✓ returns error for unknown SKU"); and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
 	if pytestExplanation(msg) {
 		return lvError
 	}
-	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) {
+	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) {
 		return lvNone
 	}
 	if strings.IndexByte(msg, '-') >= 0 || strings.IndexByte(msg, '/') >= 0 {
@@ -359,6 +361,21 @@ func stackFrame(msg string) bool {
 		return strings.Contains(m, `", line `)
 	}
 	return reFrameLine.MatchString(m)
+}
+
+// testPassed reports whether msg is a test runner's line for a test that
+// started or passed: go test's "=== RUN" and "--- PASS:", mocha's and
+// jest's check marks, jest's "PASS", GoogleTest's "[ RUN      ]" and
+// "[       OK ]", pytest's "... PASSED", unittest's "... ok".
+func testPassed(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	for _, p := range [...]string{"✓", "✔", "√", "--- PASS", "=== RUN", "=== PAUSE", "=== CONT", "PASS ", "ok  ", "[ RUN  ", "[       OK ]", "[  PASSED  ]"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	m = strings.TrimRight(m, " \t")
+	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok")
 }
 
 // pytestExplanation reports whether msg is a line of pytest's failure
