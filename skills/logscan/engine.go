@@ -49,6 +49,7 @@ type clusterStat struct {
 	level uint8
 	kw    uint8
 	kwSet bool
+	step  uint8 // stepLine of its first line, plus one; 0 not yet known
 	text  string
 	// For the cluster's own candidate (events without a root-cause line).
 	keyed    int64 // events that carried a root-cause line
@@ -97,6 +98,7 @@ type fileState struct {
 	minutes            map[int64]*minuteBucket
 	curBucket          *minuteBucket // the bucket whose lastTime may share a block
 	ev                 openEvent
+	steps              stepTrack
 }
 
 // engine runs one analysis. Not safe for concurrent use.
@@ -539,6 +541,12 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 		c.file, c.first, c.text = fileIdx, ev.line, clip(ev.text)
 	}
 	c.last = ev.line
+	if c.step == 0 {
+		c.step = stepLine(ev.msg) + 1
+	}
+	if c.step > 1 {
+		fs.steps.line(ev.msg, ev.line)
+	}
 	lvl := ev.level
 	if lvl == lvNone || lvl == lvInfo && ev.keyPri == keyNone {
 		if !c.kwSet {

@@ -222,7 +222,7 @@ var (
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
 	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (reference|symbol)|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
-	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad)\b`)
+	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
@@ -271,7 +271,7 @@ func keywordLevel(msg string) uint8 {
 // expressions match; a message with none of them skips the expressions.
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
-	"not ", "undefined ", "unresolved ", "invalid", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
+	"not ", "undefined ", "unresolved ", "invalid", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {

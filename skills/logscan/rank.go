@@ -21,6 +21,10 @@ var (
 	// "posting.cc:88:22:".
 	// Stack frames ("at f (a.js:60:7)", "main.go:42 +0x1d") are not.
 	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|\(\d+,\d+\):)`)
+	// A line announcing that the tool will try again reports a failure it
+	// is handling: "Retrying (Retry(total=4, ...)) after connection broken",
+	// "Retrying fetcher due to error (2/4)", "timeout, retrying in 5s".
+	reRetry = regexp.MustCompile(`(?i)\bretrying\b|\bwill retry\b|\bretry(ing)? (in|after) \d`)
 	// Generic wrappers that report a failure explained elsewhere.
 	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|^\s*\d+ (errors?|failures?)\b`)
 	// Summaries that count or point back at failures reported elsewhere:
@@ -247,7 +251,22 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if c.firstErr {
 		add(1.5, "first error")
 	}
-	if c.level >= lvError && !wrapper && !summary && reLocated.MatchString(text) {
+	// The output of a CI step that failed is where its cause is; a line
+	// with no level counts there when it points at source or is among the
+	// last before the runner's exit report. Errors printed by steps that
+	// passed are not why the run failed.
+	failedStep := false
+	if r, ok := in(fs.steps.failed, c.line); ok && !wrapper && !summary {
+		if c.level >= lvWarn || reLocated.MatchString(text) || c.line >= r[1]-stepTail {
+			failedStep = true
+			add(1.5, fmt.Sprintf("output of the step that failed at L%d", r[1]))
+		}
+	} else if r, ok := in(fs.steps.passed, c.line); ok && c.lastFile == c.file && c.level >= lvWarn {
+		if _, ok := in(fs.steps.passed, c.lastLine); ok {
+			add(-1.5, fmt.Sprintf("printed by a step that passed at L%d", r[1]))
+		}
+	}
+	if (c.level >= lvError || failedStep && c.level == lvNone) && !wrapper && !summary && reLocated.MatchString(text) {
 		add(1, "points at a source line")
 	}
 	if le := lastErr[c.lastFile]; le > 0 && c.lastLine == le && c.level >= lvError {
@@ -285,6 +304,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 				break
 			}
 		}
+	}
+	if !wrapper && reRetry.MatchString(text) {
+		add(-1, "retried")
 	}
 	switch {
 	case wrapper:

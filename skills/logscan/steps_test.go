@@ -1,0 +1,78 @@
+package logscan
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStepRegions feeds step lines as the engine does (event heads whose
+// template is a step line) and checks the regions found.
+func TestStepRegions(t *testing.T) {
+	lines := []string{
+		1:  "$ go mod download",
+		2:  `The command "go mod download" failed. Retrying, 2 of 3.`, // a retry ends no step
+		3:  `The command "go mod download" exited with 0.`,
+		4:  "##[group]Run npm test",
+		5:  "> app@1.0.0 test", // weak echo inside an open step
+		6:  "    > 23 |   expect(x).toBe(1)",
+		7:  "+ added line of a diff",
+		8:  "##[error]Process completed with exit code 1.",
+		9:  "Done. Your build exited with 1.", // a build's verdict, no step
+		10: "+ make check",                    // weak echo opens a step when none is open
+		11: "script returned exit code 2",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l == "" {
+			continue
+		}
+		if stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	got := fmt.Sprint(st.failed, st.passed)
+	if want := "[[4 8] [10 11]] [[1 3]]"; got != want {
+		t.Fatalf("failed, passed regions %s, want %s", got, want)
+	}
+}
+
+// TestFailedStepRanking: a vet diagnostic with no failure word in the
+// step that failed is evidence, and an error a passing step printed (a
+// test logging it on purpose) is marked down as such.
+func TestFailedStepRanking(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("$ go test ./...\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "=== RUN   TestCase%d\n--- PASS: TestCase%d (0.00s)\n", i, i)
+	}
+	b.WriteString("    client_test.go:52: error: dial tcp: i/o timeout (expected)\n")
+	b.WriteString("ok  \texample.com/app\t0.412s\n")
+	b.WriteString(`The command "go test ./..." exited with 0.` + "\n")
+	b.WriteString("$ go vet ./...\n")
+	b.WriteString("# example.com/app/proxy\n")
+	b.WriteString("proxy/dial.go:88:3: Errorf format %d has arg addr of wrong type string\n")
+	b.WriteString(`The command "go vet ./..." exited with 1.` + "\n")
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&b, "uploading cache part %d\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "travis.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rankOf(rep, "", 87) == 0 {
+		t.Fatalf("the vet diagnostic (L87) is not in the top 5: %+v", rep.Evidence)
+	}
+	for _, e := range rep.Evidence {
+		if e.Line == 82 && !strings.Contains(e.Reason, "printed by a step that passed at L84") {
+			t.Errorf("L82 reason %q: not marked as printed by the passing step", e.Reason)
+		}
+	}
+}
