@@ -425,6 +425,10 @@ func readBlocks(ctx context.Context, sp *splitter, pending [][]string, free chan
 func (g *grouper) parseBlock(b *block, maxLine int) {
 	g.groupState = groupState{}
 	b.sync = -1
+	g.noCR = strings.IndexByte(b.region, '\r') < 0
+	for _, l := range b.lines {
+		g.noCR = g.noCR && strings.IndexByte(l, '\r') < 0
+	}
 	add := func(l string) {
 		b.recs = append(b.recs, rec{})
 		r := &b.recs[len(b.recs)-1]
@@ -452,6 +456,7 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 		add(l)
 	}
 	b.state = g.groupState
+	g.noCR = false
 }
 
 // fixBlock regroups the lines of b whose grouping depended on the previous

@@ -46,6 +46,9 @@ type grouper struct {
 	f        *miner.Format // safe for concurrent use
 	mp       *miner.Parser // f's parser for this grouper's goroutine; nil: f.Parse
 	headered bool          // most lines of the file carry a header
+	// noCR: the lines being parsed hold no '\r' (parseBlock checks a
+	// block at once), so visible need not look for one in each line
+	noCR bool
 	groupState
 }
 
@@ -105,7 +108,11 @@ func (g *grouper) parse(text string) rec {
 
 // parseInto is parse writing into *r, which must be zero.
 func (g *grouper) parseInto(r *rec, text string) {
-	text = visible(text)
+	if g.noCR {
+		text = stripANSI(text)
+	} else {
+		text = visible(text)
+	}
 	r.text = text
 	if isBlank(text) {
 		r.blank = true
