@@ -256,13 +256,13 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	// last before the runner's exit report. Errors printed by steps that
 	// passed are not why the run failed.
 	failedStep := false
-	if r, ok := in(fs.steps.failed, c.line); ok && !wrapper && !summary {
+	if r, ok := regionOf(fs.steps.failed, c.line); ok && !wrapper && !summary {
 		if c.level >= lvWarn || reLocated.MatchString(text) || c.line >= r[1]-stepTail {
 			failedStep = true
 			add(1.5, fmt.Sprintf("output of the step that failed at L%d", r[1]))
 		}
-	} else if r, ok := in(fs.steps.passed, c.line); ok && c.lastFile == c.file && c.level >= lvWarn {
-		if _, ok := in(fs.steps.passed, c.lastLine); ok {
+	} else if r, ok := regionOf(fs.steps.passed, c.line); ok && c.lastFile == c.file && c.level >= lvWarn {
+		if _, ok := regionOf(fs.steps.passed, c.lastLine); ok {
 			add(-1.5, fmt.Sprintf("printed by a step that passed at L%d", r[1]))
 		}
 	}

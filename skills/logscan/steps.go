@@ -35,7 +35,7 @@ const strongEchoes = 3
 // code 1.", GitLab's "Job failed: exit code 1", Jenkins's "script returned
 // exit code 2". A retry notice ("failed. Retrying, 2 of 3.") ends no step;
 // nor does a whole build's verdict ("Your build exited with 1").
-var reStepExit = regexp.MustCompile(`(?:^The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: exit code|script returned exit code) (\d+)`)
+var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: exit code|script returned exit code) (\d+)`)
 
 // stepLine classifies a message by its first bytes, once per template.
 func stepLine(msg string) uint8 {
@@ -44,7 +44,7 @@ func stepLine(msg string) uint8 {
 			return stepEcho
 		}
 	}
-	if strings.Contains(msg, "exit") && reStepExit.MatchString(strings.TrimLeft(msg, "# []error")) {
+	if strings.Contains(msg, "exit") && reStepExit.MatchString(msg) {
 		return stepEnd
 	}
 	return stepNone
@@ -77,7 +77,7 @@ func (t *stepTrack) line(msg string, no int) {
 			t.start = no
 		}
 	case stepEnd:
-		m := reStepExit.FindStringSubmatch(strings.TrimLeft(msg, "# []error"))
+		m := reStepExit.FindStringSubmatch(msg)
 		if m == nil || t.start == 0 {
 			return
 		}
@@ -92,8 +92,8 @@ func (t *stepTrack) line(msg string, no int) {
 	}
 }
 
-// in returns the region of rs holding line no, or false.
-func in(rs [][2]int, no int) ([2]int, bool) {
+// regionOf returns the region of rs holding line no, or false.
+func regionOf(rs [][2]int, no int) ([2]int, bool) {
 	for _, r := range rs {
 		if no >= r[0] && no <= r[1] {
 			return r, true
