@@ -171,6 +171,27 @@ func TestCILineClasses(t *testing.T) {
 		"--- FAIL: TestDial/refused_error (0.01s)":                  lvError,
 		"at startup the schema check failed: 2 tables missing":      lvError,
 		"Error: connect ECONNREFUSED 127.0.0.1:5432 (at db.js:4:9)": lvError,
+		// what a failed assertion expected and got
+		"    expect(received).toBe(expected) // Object.is equality": lvError,
+		`    Expected: "€90.00"`:                                    lvError,
+		`    Received: "€100.00"`:                                   lvError,
+		"    Received array:  [1, 2]":                               lvError,
+		"       expected: 110.0":                                    lvError,
+		"            got: 99.0":                                     lvError,
+		"  But was:  2":                                             lvError,
+		"expected: <3> but was: <2>":                                lvError,
+		"  Expected equality of these values:":                      lvError,
+		"    Which is: 4":                                           lvError,
+		"Received message: hello from worker 3":                     lvNone,
+		"Received request: GET /healthz":                            lvNone,
+		"received signal: terminated":                               lvNone,
+		"Expected delivery time: 3 days":                            lvNone,
+		// a level word as the member a program calls or names
+		"    console.error":                        lvNone,
+		`      logger.warn(msg)`:                   lvNone,
+		"java.lang.Error: boom":                    lvError,
+		"app.error: disk full on /var":             lvError,
+		"  console.error: something really failed": lvError,
 	} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d, want %d", in, got, want)

@@ -233,6 +233,13 @@ var (
 	reOption = regexp.MustCompile(`(^|\s)(--?|/)[A-Za-z][\w:.-]*(=\S*|\s+(error|errors|warnings?)\b)?`)
 )
 
+// reMemberCall matches a level word as the member a program calls or
+// names: "console.error" (jest's header over a test's console output),
+// "logger.warn(msg)" and "self.fail()" quoted from source. A method name
+// is lower case and is the last word or is called; "java.lang.Error" and
+// "app.error: disk full" are left to the keyword expressions.
+var reMemberCall = regexp.MustCompile(`\b[A-Za-z_$][\w$]*\.(error|errors|warn|warning|fatal|fail|failed|failure|exception|panic|critical|err)\s*(\(|$)`)
+
 // keywordLevel classifies a message by its words: error, warn or none.
 // An echoed command (see commandEcho) has none: its words are what was
 // run, not what happened; a stack frame has none: its words name the
@@ -240,11 +247,14 @@ var (
 // so does a test runner's line for a test that started or passed: its
 // words are the test's name ("✓ returns error for unknown SKU"); and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
-	if pytestExplanation(msg) {
+	if pytestExplanation(msg) || assertionDetail(msg) {
 		return lvError
 	}
 	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) {
 		return lvNone
+	}
+	if strings.IndexByte(msg, '.') >= 0 {
+		msg = reMemberCall.ReplaceAllString(msg, " ")
 	}
 	if strings.IndexByte(msg, '-') >= 0 || strings.IndexByte(msg, '/') >= 0 {
 		msg = reOption.ReplaceAllString(msg, " ")
@@ -376,6 +386,49 @@ func testPassed(msg string) bool {
 	}
 	m = strings.TrimRight(m, " \t")
 	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok")
+}
+
+// assertionDetail reports whether msg is a line of a test assertion's
+// report of what it expected and what it got, which test runners print
+// only when an assertion fails: jest's and vitest's matcher line
+// "expect(received).toBe(expected)"; a value under a one-word label,
+// "Expected: 90", "Received: 100", "Actual:   4", rspec's "got: 99.0",
+// JUnit's "expected: <3> but was: <2>", NUnit's "But was:  2", or under
+// jest's typed labels ("Received array:"); googletest's "Expected
+// equality of these values:" and "Which is: 4". A label of any other
+// words ("Received message: hello") is an application's, not a runner's.
+func assertionDetail(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	if strings.HasPrefix(m, "expect(") {
+		return strings.Contains(m, ").")
+	}
+	if strings.HasPrefix(m, "Expected equality of") {
+		return true
+	}
+	colon := strings.IndexByte(m, ':')
+	if colon <= 0 || colon > 24 {
+		return false
+	}
+	label := strings.Fields(m[:colon])
+	switch {
+	case len(label) == 1:
+		switch label[0] {
+		case "Expected", "expected", "Received", "Actual", "actual", "got":
+			return true
+		}
+	case len(label) == 2:
+		switch label[0] + " " + label[1] {
+		case "But was", "but was", "Which is":
+			return true
+		}
+		if label[0] == "Expected" || label[0] == "Received" {
+			switch label[1] {
+			case "value", "string", "array", "length", "object", "substring", "pattern", "type", "constructor", "path":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pytestExplanation reports whether msg is a line of pytest's failure
