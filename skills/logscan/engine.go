@@ -561,8 +561,11 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 			lvl = c.kw
 		}
 	}
-	if ev.keyPri != keyNone && lvl < lvError {
-		lvl = lvError
+	switch {
+	case ev.keyPri == keyWarn:
+		lvl = max(lvl, lvWarn)
+	case ev.keyPri != keyNone:
+		lvl = max(lvl, lvError)
 	}
 	if lvl > c.level {
 		c.level = lvl

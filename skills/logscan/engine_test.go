@@ -351,3 +351,47 @@ func TestVisibleText(t *testing.T) {
 		}
 	}
 }
+
+// An indented warning under a head with no level is that event's key line,
+// at warning level, until an indented error in the same event takes its
+// place.
+func TestIndentedWarningKey(t *testing.T) {
+	log := strings.Join([]string{
+		"Loading composer repositories with package information",
+		"Your requirements could not be resolved to an installable set of packages.",
+		"",
+		"  Problem 1",
+		"    - Installation request for acme/lib 2.0 -> satisfiable by acme/lib[2.0].",
+		"    - acme/lib 2.0 requires php ^8.1 -> your PHP version (7.4.3) does not satisfy that requirement.",
+		"",
+		"src/cart.js",
+		"  3:1  warning  Unexpected console statement  no-console",
+		"  9:5  error    'total' is not defined  no-undef",
+		"",
+		"done",
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "indented.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{6: "warning inside the event at L4", 10: "exception of the event at L8"}
+	for line, why := range want {
+		r := rankOf(rep, "", line)
+		if r == 0 {
+			t.Fatalf("L%d is not evidence: %+v", line, rep.Evidence)
+		}
+		if e := rep.Evidence[r-1]; !strings.Contains(e.Reason, why) {
+			t.Errorf("L%d reason %q, want %q", line, e.Reason, why)
+		}
+	}
+	if e := rep.Evidence[rankOf(rep, "", 6)-1]; !strings.HasPrefix(e.Reason, "warning;") {
+		t.Errorf("L6 reason %q: a warning key must leave its event at warning level", e.Reason)
+	}
+	if r := rankOf(rep, "", 9); r != 0 {
+		t.Errorf("L9, the warning the error replaced as key line, is evidence at rank %d", r)
+	}
+}

@@ -16,7 +16,7 @@ type rec struct {
 	level uint8  // header level, or the fallback detector's
 	cont  bool   // continues the previous line's event
 	blank bool
-	key   uint8 // key-line priority inside an event (keyExc, keyRoot, keyCause)
+	key   uint8 // key-line priority inside an event (keyWarn … keyCause)
 	// sk is 1 + the index of the message's skeleton in its block's sketch,
 	// computed by the parser so the consumer only looks it up; 0: none.
 	sk int32
@@ -26,6 +26,7 @@ type rec struct {
 // first root exception and the first exception line are kept.
 const (
 	keyNone  uint8 = iota
+	keyWarn        // a warning line inside an event whose head has no level
 	keyExc         // an exception line or an error line inside an event
 	keyRoot        // the exception a Python traceback or Rust panic ends with
 	keyCause       // Caused by:, .NET inner exception --->
@@ -196,12 +197,21 @@ func (g *grouper) continues(r *rec) bool {
 	case c0 == ' ' || c0 == '\t' || c0 == '|':
 		if r.level >= lvWarn && g.mode != modePython {
 			r.key = keyExc
-		} else if r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn && keywordLevel(t) >= lvError {
+		} else if r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn {
 			// An indented error under a plain head: a linter's
 			// "  48:5  error  ..." under the file name, kubectl's
 			// "  Warning  Failed ..." under "Events:", rspec's
-			// "Failure/Error:" under the example.
-			r.key = keyExc
+			// "Failure/Error:" under the example. Under a head with no
+			// level at all an indented warning is its key too, until an
+			// error comes: a package manager's "  - x requires php ^7.2
+			// -> your PHP version does not satisfy that requirement."
+			// under "Problem 1".
+			switch kw := keywordLevel(t); {
+			case kw >= lvError:
+				r.key = keyExc
+			case kw == lvWarn && g.evLevel == lvNone:
+				r.key = keyWarn
+			}
 		}
 		return true
 	case strings.HasPrefix(t, "... ") && (strings.HasSuffix(t, " more") || strings.HasSuffix(t, "omitted")):

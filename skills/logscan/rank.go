@@ -247,6 +247,8 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		add(1.2, fmt.Sprintf("exception ending the trace at L%d", c.head))
 	case keyExc:
 		add(1, fmt.Sprintf("exception of the event at L%d", c.head))
+	case keyWarn:
+		add(0.5, fmt.Sprintf("warning inside the event at L%d", c.head))
 	}
 	if c.firstErr {
 		add(1.5, "first error")
@@ -263,7 +265,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		}
 	} else if r, ok := regionOf(fs.steps.passed, c.line); ok && c.lastFile == c.file && c.level >= lvWarn {
 		if _, ok := regionOf(fs.steps.passed, c.lastLine); ok {
-			add(-1.5, fmt.Sprintf("printed by a step that passed at L%d", r[1]))
+			add(-3, fmt.Sprintf("printed by a step that passed at L%d", r[1]))
 		}
 	}
 	if (c.level >= lvError || failedStep && c.level == lvNone) && !wrapper && !summary && reLocated.MatchString(text) {
