@@ -184,8 +184,26 @@ func TestCILineClasses(t *testing.T) {
 		"    Which is: 4":                                           lvError,
 		"Received message: hello from worker 3":                     lvNone,
 		"Received request: GET /healthz":                            lvNone,
-		"received signal: terminated":                               lvNone,
+		"received: 3 of 5 parts":                                    lvNone,
 		"Expected delivery time: 3 days":                            lvNone,
+		`    at Object.<anonymous> (src/cart.test.ts:23:28)`:        lvNone,
+		// test runners' marks of a failed test, whatever its name says
+		"  ✕ adds numbers (5 ms)":                        lvError,
+		"    ✗ adds numbers":                             lvError,
+		"not ok 3 - adds numbers":                        lvError,
+		"✖ 19 problems (1 error, 18 warnings)":           lvError,
+		"✖ 3 problems (0 errors, 3 warnings)":            lvWarn,
+		"  CalcTest.testAdd:42 expected:<3> but was:<2>": lvError,
+		"Undefined symbols for architecture x86_64:":     lvError,
+		// CI runners stopping a job
+		"No output has been received in the last 10m0s, this potentially indicates a stalled build": lvWarn,
+		"The job exceeded the maximum time limit for jobs, and has been terminated.":                lvWarn,
+		"The operation was canceled.": lvWarn,
+		// Gradle's nested causes are not npm's or Jenkins's echoes
+		"> Could not resolve all files for configuration ':app:debugCompileClasspath'.":  lvWarn,
+		"   > com.android.builder.dexing.DexArchiveMergerException: Error while merging": lvError,
+		" > git fetch --tags --force -- https://git.acme.io/a.git # timeout=10":          lvNone,
+		"> jest --ci --reporters=default --testTimeout=10000":                            lvNone,
 		// a level word as the member a program calls or names
 		"    console.error":                        lvNone,
 		`      logger.warn(msg)`:                   lvNone,

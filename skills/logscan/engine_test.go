@@ -395,3 +395,41 @@ func TestIndentedWarningKey(t *testing.T) {
 		t.Errorf("L9, the warning the error replaced as key line, is evidence at rank %d", r)
 	}
 }
+
+// Gradle nests the causes of a failure one "> " deeper each; the deepest
+// is the event's key line, as a "Caused by:" is.
+func TestGradleNestedCauses(t *testing.T) {
+	log := strings.Join([]string{
+		"> Task :app:compileDebugKotlin",
+		"> Task :app:mergeDexDebug FAILED",
+		"",
+		"FAILURE: Build failed with an exception.",
+		"",
+		"* What went wrong:",
+		"Execution failed for task ':app:mergeDexDebug'.",
+		"> A failure occurred while executing com.android.build.gradle.internal.tasks.DexMergingTaskDelegate",
+		"   > There was a failure while executing work items",
+		"      > com.android.builder.dexing.DexArchiveMergerException: Error while merging dex archives:",
+		"        The number of method references in a .dex file cannot exceed 64K.",
+		"",
+		"BUILD FAILED in 2m 41s",
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "gradle.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rankOf(rep, "", 10)
+	if r == 0 {
+		t.Fatalf("the innermost cause L10 is not evidence: %+v", rep.Evidence)
+	}
+	if e := rep.Evidence[r-1]; !strings.Contains(e.Reason, "root cause") || r > 2 {
+		t.Errorf("L10 ranked %d with reason %q, want a root cause in the top 2", r, e.Reason)
+	}
+	if r := rankOf(rep, "", 9); r != 0 {
+		t.Errorf("L9, an outer cause the inner one replaced, is evidence at rank %d", r)
+	}
+}

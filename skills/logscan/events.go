@@ -195,6 +195,12 @@ func (g *grouper) continues(r *rec) bool {
 		r.key = keyRoot
 		return true
 	case c0 == ' ' || c0 == '\t' || c0 == '|':
+		if gradleCause(trim) && keywordLevel(t) >= lvWarn {
+			// Gradle nests the causes of a failure one "> " deeper
+			// each: like "Caused by:", the last is the most specific.
+			r.key = keyCause
+			return true
+		}
 		if r.level >= lvWarn && g.mode != modePython {
 			r.key = keyExc
 		} else if r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn {

@@ -221,8 +221,8 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (reference|symbol)|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
-	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible)\b`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?)|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
@@ -247,7 +247,7 @@ var reMemberCall = regexp.MustCompile(`\b[A-Za-z_$][\w$]*\.(error|errors|warn|wa
 // so does a test runner's line for a test that started or passed: its
 // words are the test's name ("✓ returns error for unknown SKU"); and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
-	if pytestExplanation(msg) || assertionDetail(msg) {
+	if pytestExplanation(msg) || assertionDetail(msg) || testFailed(msg) {
 		return lvError
 	}
 	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) {
@@ -281,7 +281,7 @@ func keywordLevel(msg string) uint8 {
 // expressions match; a message with none of them skips the expressions.
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
-	"not ", "undefined ", "unresolved ", "invalid", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
+	"not ", "undefined ", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
@@ -335,11 +335,32 @@ func hasPrefixLower(s, k string) bool {
 func commandEcho(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	for _, p := range [...]string{"+ ", "++ ", "$ ", "> ", "##[group]Run ", "[command]", "[Pipeline] "} {
-		if strings.HasPrefix(m, p) {
+		if echoedWith(m, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// echoedWith reports whether msg starts with the echo prefix p. After
+// "> " npm echoes a script ("> tsc -p .") and Jenkins a git command
+// ("> git fetch --tags"), but Gradle nests the causes of a failure (see
+// gradleCause).
+func echoedWith(msg, p string) bool {
+	return strings.HasPrefix(msg, p) && (p != "> " || !gradleCause(msg))
+}
+
+// gradleCause reports whether msg is one of the causes Gradle nests under
+// a failure, each one "> " deeper: a sentence ("> Could not resolve all
+// files for configuration", "> There was a failure while executing work
+// items") or an exception ("> java.lang.IllegalStateException: …"); a
+// command starts in lower case.
+func gradleCause(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	if !strings.HasPrefix(m, "> ") || len(m) < 3 {
+		return false
+	}
+	return m[2] >= 'A' && m[2] <= 'Z' || exceptionLine(m[2:])
 }
 
 // A stack frame as runtimes print them; stackFrame states the shapes.
@@ -388,6 +409,24 @@ func testPassed(msg string) bool {
 	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok")
 }
 
+// testFailed reports whether msg is a test runner's mark of a test that
+// failed, whatever its name says: jest's "✕", mocha's and ava's "✗",
+// "✘", "✖", "×" before the test's title, TAP's "not ok 3 - adds". A mark
+// before a count ("✖ 19 problems (1 error, 18 warnings)") is a tally.
+func testFailed(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	if strings.HasPrefix(m, "not ok ") {
+		return true
+	}
+	for _, p := range [...]string{"✕ ", "✗ ", "✘ ", "✖ ", "× "} {
+		if strings.HasPrefix(m, p) {
+			rest := strings.TrimLeft(m[len(p):], " ")
+			return rest != "" && !isDigit(rest[0])
+		}
+	}
+	return false
+}
+
 // assertionDetail reports whether msg is a line of a test assertion's
 // report of what it expected and what it got, which test runners print
 // only when an assertion fails: jest's and vitest's matcher line
@@ -403,6 +442,11 @@ func assertionDetail(msg string) bool {
 		return strings.Contains(m, ").")
 	}
 	if strings.HasPrefix(m, "Expected equality of") {
+		return true
+	}
+	if i := strings.Index(m, "but was:"); i > 0 && strings.Contains(m[:i], "expected") {
+		// JUnit and Hamcrest anywhere in a line: surefire's summary
+		// "  CalcTest.testAdd:42 expected:<3> but was:<2>".
 		return true
 	}
 	colon := strings.IndexByte(m, ':')

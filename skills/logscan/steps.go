@@ -40,7 +40,7 @@ var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited 
 // stepLine classifies a message by its first bytes, once per template.
 func stepLine(msg string) uint8 {
 	for _, p := range stepEchoes {
-		if strings.HasPrefix(msg, p) {
+		if echoedWith(msg, p) {
 			return stepEcho
 		}
 	}
