@@ -200,10 +200,14 @@ func TestCILineClasses(t *testing.T) {
 		"The job exceeded the maximum time limit for jobs, and has been terminated.":                lvWarn,
 		"The operation was canceled.": lvWarn,
 		// Gradle's nested causes are not npm's or Jenkins's echoes
-		"> Could not resolve all files for configuration ':app:debugCompileClasspath'.":  lvWarn,
-		"   > com.android.builder.dexing.DexArchiveMergerException: Error while merging": lvError,
-		" > git fetch --tags --force -- https://git.acme.io/a.git # timeout=10":          lvNone,
-		"> jest --ci --reporters=default --testTimeout=10000":                            lvNone,
+		"> Could not resolve all files for configuration ':app:debugCompileClasspath'.":      lvWarn,
+		"   > com.android.builder.dexing.DexArchiveMergerException: Error while merging":     lvError,
+		" > git fetch --tags --force -- https://git.acme.io/a.git # timeout=10":              lvNone,
+		"> jest --ci --reporters=default --testTimeout=10000":                                lvNone,
+		"  Passed Ledger.Tests.TransferTests.Transfer_BetweenCurrencies_ReturnsError [1 ms]": lvNone,
+		"  Skipped Ledger.Tests.CurrencyTests.Convert_FailsOffline [< 1 ms]":                 lvNone,
+		"  Failed Ledger.Tests.InterestCalculatorTests.MonthlyInterest [6 ms]":               lvError,
+		"Passed the error threshold of 5 per minute":                                         lvError,
 		// a level word as the member a program calls or names
 		"    console.error":                        lvNone,
 		`      logger.warn(msg)`:                   lvNone,
@@ -272,4 +276,25 @@ func FuzzStripPaths(f *testing.F) {
 			t.Fatalf("stripPaths(%q) = %q changed a line without paths", s, out)
 		}
 	})
+}
+
+// Assertion failures are a known issue whatever the runner's wording.
+func TestKnownAssertion(t *testing.T) {
+	var re *regexp.Regexp
+	for _, k := range reKnown {
+		if k.label == "assertion" {
+			re = k.re
+		}
+	}
+	for in, want := range map[string]bool{
+		"   Assert.Equal() Failure: Values differ":                        true,
+		"org.opentest4j.AssertionFailedError: expected: <3> but was: <2>": true,
+		"AssertionError: expected 90 to equal 85":                         true,
+		"assert response.status_code == 200":                              true,
+		"Failed to pull image \"registry/app:1.2\": not found":            false,
+	} {
+		if got := re.MatchString(in); got != want {
+			t.Errorf("assertion pattern on %q = %v, want %v", in, got, want)
+		}
+	}
 }

@@ -397,7 +397,8 @@ func stackFrame(msg string) bool {
 // testPassed reports whether msg is a test runner's line for a test that
 // started or passed: go test's "=== RUN" and "--- PASS:", mocha's and
 // jest's check marks, jest's "PASS", GoogleTest's "[ RUN      ]" and
-// "[       OK ]", pytest's "... PASSED", unittest's "... ok".
+// "[       OK ]", pytest's "... PASSED", unittest's "... ok", dotnet
+// test's "Passed Name [4 ms]" (and "Skipped").
 func testPassed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	for _, p := range [...]string{"✓", "✔", "√", "--- PASS", "=== RUN", "=== PAUSE", "=== CONT", "PASS ", "ok  ", "[ RUN  ", "[       OK ]", "[  PASSED  ]"} {
@@ -406,7 +407,21 @@ func testPassed(msg string) bool {
 		}
 	}
 	m = strings.TrimRight(m, " \t")
-	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok")
+	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || vstestResult(m)
+}
+
+// vstestResult reports whether m is dotnet test's line for a test that
+// passed or was skipped: "Passed Ledger.Tests.Parse_ReturnsError [1 ms]".
+func vstestResult(m string) bool {
+	rest, ok := strings.CutPrefix(m, "Passed ")
+	if !ok {
+		rest, ok = strings.CutPrefix(m, "Skipped ")
+	}
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return false
+	}
+	name, dur, ok := strings.Cut(rest, " [")
+	return ok && name != "" && !strings.ContainsAny(name, " \t") && strings.HasSuffix(dur, "s]")
 }
 
 // testFailed reports whether msg is a test runner's mark of a test that

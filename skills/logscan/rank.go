@@ -47,7 +47,7 @@ var (
 		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
 		{regexp.MustCompile(`(?i)OutOfMemoryError|out of memory|killed process|\boom\b`), "out of memory"},
 		{regexp.MustCompile(`(?i)overrun|overflow`), "overrun"},
-		{regexp.MustCompile(`(?i)AssertionError|assertion failed|assert(ion)? .* (failed|==)|expected .* (but )?(got|was)`), "assertion"},
+		{regexp.MustCompile(`(?i)AssertionError|assertion\w*fail|assertion failed|assert(ion)? .* (failed|==)|\bassert\w*\W.*\bfail|expected .* (but )?(got|was)`), "assertion"},
 		{regexp.MustCompile(`(?i)NullPointerException|nil pointer|NoneType|null reference|undefined is not`), "null dereference"},
 		{regexp.MustCompile(`(?i)could not resolve host|name or service not known|no such host|temporary failure in name resolution`), "DNS"},
 		{regexp.MustCompile(`(?i)too many requests|rate limit`), "rate limited"},
@@ -69,6 +69,7 @@ type rankCtx struct {
 	lines     int64
 	diverge   int32 // cluster where the run diverged, -1 none
 	ids       []string
+	texts     []string       // final template texts, by cluster
 	first     map[string]int // first line of each final template, by id and file
 	novel     []float64      // per file: templates per event (see novelty)
 }
@@ -268,6 +269,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			add(-3, fmt.Sprintf("printed by a step that passed at L%d", r[1]))
 		}
 	}
+	if r, ok := regionOf(fs.steps.runner, c.line); ok && c.level >= lvWarn && !wrapper && !summary {
+		add(-2.5, fmt.Sprintf("printed by the CI runner's own stage at L%d", r[0]))
+	}
 	if (c.level >= lvError || failedStep && c.level == lvNone) && !wrapper && !summary && reLocated.MatchString(text) {
 		add(1, "points at a source line")
 	}
@@ -299,7 +303,11 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			}
 		}
 	}
-	if c.level >= lvWarn || crash {
+	if c.level >= lvWarn && (assertionDetail(text) || int(c.cluster) < len(rc.texts) && assertionDetail(rc.texts[c.cluster])) {
+		// what a failed assertion expected and got, read from the line
+		// or, past a header, from its template
+		add(1, "known issue: assertion")
+	} else if c.level >= lvWarn || crash {
 		for _, k := range reKnown {
 			if k.re.MatchString(both) {
 				add(1, "known issue: "+k.label)

@@ -151,7 +151,7 @@ func (e *engine) report(baseline string, baseLines int64) *Report {
 		rep.Bursts = rep.Bursts[:maxBursts]
 		sort.SliceStable(rep.Bursts, func(i, j int) bool { return rep.Bursts[i].StartLine < rep.Bursts[j].StartLine })
 	}
-	rc := rankCtx{files: e.files, bursts: bursts, ids: ids, diverge: -1, lines: rep.Lines, baseLines: baseLines}
+	rc := rankCtx{files: e.files, bursts: bursts, ids: ids, texts: texts, diverge: -1, lines: rep.Lines, baseLines: baseLines}
 	if baseline != "" {
 		rc.baseline = true
 		rep.Diff = e.diff(baseline, ids, texts, rep.Lines, baseLines)

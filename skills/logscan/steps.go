@@ -14,9 +14,31 @@ import (
 
 // stepLine kinds.
 const (
-	stepNone = iota
-	stepEcho // a command echoed by the runner (see stepEchoes)
-	stepEnd  // a line that may report a command's exit status
+	stepNone   = iota
+	stepEcho   // a command echoed by the runner (see stepEchoes)
+	stepEnd    // a line that may report a command's exit status
+	stepAfter  // the runner moves on from the job's script to its after-script
+	stepRunner // the runner's own stage after the script (see runnerStages)
+	stepSetup  // the runner's own stage before the script (see setupStages)
+	stepScript // the runner starts the job's script
+)
+
+// After a job's script GitLab's runner runs the after_script and then its
+// own stages, whose headers are fixed phrases: the cache and the artifacts
+// are saved whatever the script did, and their warnings ("no matching
+// files", "Retrying...") are not why the job failed. The job's exit status
+// is reported only after them, so the step that failed ends where the
+// runner moved on.
+//
+// Before the script it prepares the executor, fetches the sources and
+// restores the cache and artifacts; once the script has started, those
+// stages went well enough, and a "Failed to extract cache" in them is not
+// why the job failed either.
+var (
+	afterScript  = "Running after_script"
+	runnerStages = [...]string{"Saving cache for ", "Uploading artifacts for ", "Cleaning up project directory", "Cleaning up file based variables"}
+	setupStages  = [...]string{"Preparing the ", "Preparing environment", "Getting source from ", "Restoring cache", "Downloading artifacts"}
+	scriptStage  = "Executing \""
 )
 
 // stepEchoes are the prefixes CI runners echo a command with, at the start
@@ -47,6 +69,22 @@ func stepLine(msg string) uint8 {
 	if strings.Contains(msg, "exit") && reStepExit.MatchString(msg) {
 		return stepEnd
 	}
+	if strings.HasPrefix(msg, afterScript) {
+		return stepAfter
+	}
+	for _, p := range runnerStages {
+		if strings.HasPrefix(msg, p) {
+			return stepRunner
+		}
+	}
+	for _, p := range setupStages {
+		if strings.HasPrefix(msg, p) {
+			return stepSetup
+		}
+	}
+	if strings.HasPrefix(msg, scriptStage) && strings.HasSuffix(msg, " stage of the job script") {
+		return stepScript
+	}
 	return stepNone
 }
 
@@ -58,11 +96,18 @@ const stepTail = 10
 const maxSteps = 64
 
 // stepTrack holds a file's step regions: from an echoed command's line to
-// the line reporting its exit status, both included.
+// the line reporting its exit status, both included, or to the last line
+// before the runner moved on to its after-script or its own stages; and
+// the runner's own stages: those after the script, from the first to the
+// exit report, and those before a script that started.
 type stepTrack struct {
 	start  int // the last echoed command's line; 0 none since the last exit
+	end    int // where the open step's output ended (0: not yet)
+	stages int // the first runner stage since the last exit; 0 none
+	setup  int // the first set-up stage not yet followed by the script; 0 none
 	failed [][2]int
 	passed [][2]int
+	runner [][2]int
 }
 
 // line takes an event head whose template is a step line.
@@ -73,22 +118,47 @@ func (t *stepTrack) line(msg string, no int) {
 		for _, p := range stepEchoes[:strongEchoes] {
 			strong = strong || strings.HasPrefix(msg, p)
 		}
-		if strong || t.start == 0 {
+		// An after-script's commands do not decide the job's status.
+		if (strong || t.start == 0) && t.end == 0 {
 			t.start = no
 		}
+	case stepAfter, stepRunner:
+		if t.start != 0 && t.end == 0 {
+			t.end = no - 1
+		}
+		if stepLine(msg) == stepRunner && t.stages == 0 {
+			t.stages = no
+		}
+	case stepSetup:
+		if t.setup == 0 {
+			t.setup = no
+		}
+	case stepScript:
+		if t.setup != 0 && len(t.runner) < maxSteps {
+			t.runner = append(t.runner, [2]int{t.setup, no - 1})
+		}
+		t.setup = 0
 	case stepEnd:
 		m := reStepExit.FindStringSubmatch(msg)
-		if m == nil || t.start == 0 {
+		if m == nil {
 			return
 		}
-		code, _ := strconv.Atoi(m[1])
-		r := [2]int{t.start, no}
-		if code != 0 && len(t.failed) < maxSteps {
-			t.failed = append(t.failed, r)
-		} else if code == 0 && len(t.passed) < maxSteps {
-			t.passed = append(t.passed, r)
+		if t.stages != 0 && len(t.runner) < maxSteps {
+			t.runner = append(t.runner, [2]int{t.stages, no})
 		}
-		t.start = 0
+		if t.start != 0 {
+			code, _ := strconv.Atoi(m[1])
+			r := [2]int{t.start, no}
+			if t.end != 0 {
+				r[1] = t.end
+			}
+			if code != 0 && len(t.failed) < maxSteps {
+				t.failed = append(t.failed, r)
+			} else if code == 0 && len(t.passed) < maxSteps {
+				t.passed = append(t.passed, r)
+			}
+		}
+		t.start, t.end, t.stages = 0, 0, 0
 	}
 }
 

@@ -76,3 +76,37 @@ func TestFailedStepRanking(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerStages: GitLab's runner stages around the job's script. The
+// step that failed ends where the runner moved on to the after-script
+// (whose commands do not decide the job's status); the runner's own
+// stages, after the script and before a script that started, are marked.
+func TestRunnerStages(t *testing.T) {
+	lines := []string{
+		1:  `Preparing the "docker" executor`,
+		2:  "Restoring cache",
+		3:  "Failed to extract cache",
+		4:  `Executing "step_script" stage of the job script`,
+		5:  "$ make build",
+		6:  "./routes.go:58:26: undefined: handleRefund",
+		7:  "Running after_script",
+		8:  "$ go clean -cache",
+		9:  "Saving cache for failed job",
+		10: "Uploading artifacts for failed job",
+		11: "Cleaning up project directory and file based variables",
+		12: "ERROR: Job failed: exit code 2",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l == "" {
+			continue
+		}
+		if stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	got := fmt.Sprint(st.failed, st.passed, st.runner)
+	if want := "[[5 6]] [] [[1 3] [9 12]]"; got != want {
+		t.Fatalf("failed, passed, runner regions %s, want %s", got, want)
+	}
+}
