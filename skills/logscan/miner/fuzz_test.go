@@ -105,6 +105,7 @@ func FuzzSkeleton(f *testing.F) {
 		f.Add(l, uint64(i))
 	}
 	f.Add(`k="a 1" 0x1f 5x user1 12#34 123://=4 1/2 Dec=5 ab12cd`, uint64(3))
+	f.Add(`user d8c42b2dfcfb864 logged in from session 2e28fa0kqalgm y2jybbqfbwfx 1lyn8fn9dm61d 0x1fz`, uint64(5))
 	f.Fuzz(func(t *testing.T, a string, seed uint64) {
 		b := mutateRuns(a, seed)
 		checkSkeleton(t, a, b)
@@ -125,7 +126,7 @@ func skeletonRef(msg string) ([]byte, []wordPos, bool) {
 	if len(msg) > maxMsgBytes {
 		return nil, nil, false
 	}
-	if strings.IndexByte(msg, skelVar) >= 0 {
+	if strings.IndexByte(msg, skelVar) >= 0 || strings.IndexByte(msg, skelPVar) >= 0 {
 		return nil, nil, false
 	}
 	exact := strings.Contains(msg, `="`)
@@ -150,6 +151,8 @@ func skeletonRef(msg string) ([]byte, []wordPos, bool) {
 			dst = append(dst, w...)
 		case !exact && wholeWord(w):
 			dst = append(dst, skelVar)
+		case !exact && strings.IndexFunc(w, func(r rune) bool { return !alnum(byte(r)) || r >= 128 }) < 0 && variable(w):
+			dst = append(dst, skelPVar)
 		case exact || strings.IndexFunc(w, func(r rune) bool { return r < 128 && isAlpha(byte(r)) }) >= 0 || strings.Contains(w, "://"):
 			words = append(words, wordPos{int32(len(dst)), int32(s), int32(len(w))})
 			for j := 0; j < len(w); {
@@ -240,6 +243,16 @@ func mutateWholeWords(s string, seed uint64) string {
 		func() string { return fmt.Sprintf("/var/lib/x%d/%s", next()%1000, hex(6)) },
 		func() string { return fmt.Sprintf("https://h%d.example.com/a/%d", next()%100, next()%100000) },
 		func() string { return fmt.Sprintf("%d", next()) },
+		func() string { // base 36, a third or more digits: one variable piece
+			b := make([]byte, 6+next()%12)
+			for i := range b {
+				b[i] = "0123456789abcdefghijklmnopqrstuvwxyz"[next()%36]
+			}
+			for i := 0; i*10 < 3*len(b)+9; i++ {
+				b[next()%uint64(len(b))] = byte('0' + next()%10)
+			}
+			return string(b)
+		},
 	}
 	var out []byte
 	for i := 0; i < len(s); {
@@ -253,7 +266,7 @@ func mutateWholeWords(s string, seed uint64) string {
 			j++
 		}
 		w := s[i:j]
-		if strings.ContainsAny(w, "0123456789") && wholeWord(w) && next()%2 == 0 {
+		if strings.ContainsAny(w, "0123456789") && (wholeWord(w) || alnumWord(w) && variable(w)) && next()%2 == 0 {
 			w = shapes[next()%uint64(len(shapes))]()
 		}
 		out = append(out, w...)

@@ -27,8 +27,13 @@ import (
 //     replaces whole, whatever its neighbours (no '=', no punctuation
 //     around it, and wholeVariable: an IP:port, a hex id, a path, a URL),
 //     becomes the one byte skelVar, so ids of every length and letter
-//     pattern share a skeleton. A message with a literal skelVar byte
-//     (never valid UTF-8, which the engine's lines are) is not cached.
+//     pattern share a skeleton; a word of ASCII letters and digits only
+//     that the masker takes as one variable piece (variable: Brain's 30%
+//     of digits, "0x"), such as a base-36 session id, becomes skelPVar
+//     (the masker does not collapse it into a neighbouring variable, so it
+//     is told apart from skelVar). A message with a literal skelVar or
+//     skelPVar byte (never valid UTF-8, which the engine's lines are) is
+//     not cached.
 //
 // The masker decides from byte classes, digit and letter counts, run
 // lengths, month, day and boolean names (never next to a digit) and the
@@ -67,8 +72,12 @@ const (
 	skKind = skSep | skDigit | skLetter | skEq
 )
 
-// skelVar stands for a word the masker replaces whole (see above).
-const skelVar = 0xff
+// skelVar stands for a word the masker replaces whole, skelPVar for an
+// alphanumeric word it replaces as one piece (see above).
+const (
+	skelVar  = 0xff
+	skelPVar = 0xfe
+)
 
 var skelClass = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
@@ -93,6 +102,7 @@ var skelClass = func() (t [256]uint8) {
 		}
 	}
 	t[skelVar] |= skBad
+	t[skelPVar] |= skBad
 	return t
 }()
 
@@ -129,6 +139,18 @@ func wholeWordFlags(w string, acc uint8) bool {
 		}
 	}
 	return nd > 0 && (other == 0 || nd+other >= 8)
+}
+
+// alnumWord reports whether w holds only ASCII letters and digits: the
+// masker then neither trims it nor splits it into pieces, and a variable
+// one is replaced by one wildcard that does not collapse into the next.
+func alnumWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if skelClass[w[i]]&(skDigit|skLetter) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // skelMap rewrites the bytes of a run holding a digit.
@@ -206,7 +228,7 @@ func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, 
 		if msg[i] == '=' {
 			return dst[:base], words, skelExact // `="`: start again in exact mode
 		}
-		if msg[i] == skelVar {
+		if msg[i] == skelVar || msg[i] == skelPVar {
 			return dst[:base], words, skelBad
 		}
 		var st int
@@ -319,6 +341,10 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 	}
 	if !exact && wholeWordFlags(msg[wm:we], acc) {
 		out[ws] = skelVar
+		return we, ws + 1, words, skelDone
+	}
+	if !exact && acc&(skSlash|skEq) == 0 && alnumWord(msg[wm:we]) && variable(msg[wm:we]) {
+		out[ws] = skelPVar
 		return we, ws + 1, words, skelDone
 	}
 	letters := false
