@@ -208,12 +208,21 @@ func TestCILineClasses(t *testing.T) {
 		"  Skipped Ledger.Tests.CurrencyTests.Convert_FailsOffline [< 1 ms]":                 lvNone,
 		"  Failed Ledger.Tests.InterestCalculatorTests.MonthlyInterest [6 ms]":               lvError,
 		"Passed the error threshold of 5 per minute":                                         lvError,
+		// names made of a level word and a neighbour, and quoted source
+		"  - Downloading symfony/error-handler (v6.4.0)": lvNone,
+		"  CC       tinyproxyd-errors.o":                 lvNone,
+		"error.svg:":                                     lvNone,
+		"aws_cloudwatch_metric_alarm.api_5xx_errors: Refreshing state... [id=api-5xx]": lvNone,
+		"System.Exception: boom": lvError,
+		"41 |             Err(err) => return Err(PoolError::Closed),":   lvNone,
+		"    > 23 |     expect(el.textContent).toBe(\"error\");":        lvNone,
+		"error: could not compile `pool` (lib) due to 1 previous error": lvError,
 		// a level word as the member a program calls or names
-		"    console.error":                        lvNone,
-		`      logger.warn(msg)`:                   lvNone,
-		"java.lang.Error: boom":                    lvError,
-		"app.error: disk full on /var":             lvError,
-		"  console.error: something really failed": lvError,
+		"    console.error":                                  lvNone,
+		`      logger.warn(msg)`:                             lvNone,
+		"java.lang.Error: boom":                              lvError,
+		"[2024-01-01 10:00:00] app.ERROR: disk full on /var": lvError,
+		"  console.error: something really failed":           lvError,
 	} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d, want %d", in, got, want)

@@ -240,6 +240,32 @@ var (
 // "app.error: disk full" are left to the keyword expressions.
 var reMemberCall = regexp.MustCompile(`\b[A-Za-z_$][\w$]*\.(error|errors|warn|warning|fatal|fail|failed|failure|exception|panic|critical|err)\s*(\(|$)`)
 
+// reCompoundName matches a lower-case level word joined to a neighbour by
+// '-', '_' or '.': a name, not a report: a package ("symfony/error-handler"),
+// an object file ("tinyproxyd-errors.o"), a resource ("api_5xx_errors"), an
+// icon ("error.svg"). Qualified class names ("java.lang.Error",
+// "System.Exception") are capitalised and stay.
+var reCompoundName = regexp.MustCompile(`[A-Za-z0-9][-_.](errors?|failures?|fail(ed|s)?|fatal|panic|exceptions?|crash(es)?)\b|\b(errors?|failures?|fail(ed|s)?|fatal|panic|exceptions?|crash(es)?)[-_.][A-Za-z0-9]`)
+
+// codeExcerpt reports whether msg is a line of source code a compiler or
+// test runner quotes under its diagnostic, numbered in a margin: rustc's
+// and gcc's "41 |     return Err(PoolError::Closed)", jest's
+// "> 23 |   expect(x)". Its words are the program's, not a report.
+func codeExcerpt(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	m = strings.TrimPrefix(m, "> ")
+	m = strings.TrimLeft(m, " ")
+	i := 0
+	for i < len(m) && isDigit(m[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	m = strings.TrimLeft(m[i:], " ")
+	return strings.HasPrefix(m, "| ") || m == "|"
+}
+
 // keywordLevel classifies a message by its words: error, warn or none.
 // An echoed command (see commandEcho) has none: its words are what was
 // run, not what happened; a stack frame has none: its words name the
@@ -250,8 +276,11 @@ func keywordLevel(msg string) uint8 {
 	if pytestExplanation(msg) || assertionDetail(msg) || testFailed(msg) {
 		return lvError
 	}
-	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) {
+	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) || codeExcerpt(msg) {
 		return lvNone
+	}
+	if strings.IndexByte(msg, '-') >= 0 || strings.IndexByte(msg, '_') >= 0 || strings.IndexByte(msg, '.') >= 0 {
+		msg = reCompoundName.ReplaceAllString(msg, " ")
 	}
 	if strings.IndexByte(msg, '.') >= 0 {
 		msg = reMemberCall.ReplaceAllString(msg, " ")
