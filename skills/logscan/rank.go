@@ -251,8 +251,17 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	case keyWarn:
 		add(0.5, fmt.Sprintf("warning inside the event at L%d", c.head))
 	}
+	// The first error after normal operation says most in a service
+	// log; in a build log, whose every line says something new, the first
+	// error is as often a download retried or a name with "error" in it:
+	// the weight fades from 1.5 to 0.5 as the file's novelty rises (see pw
+	// below).
 	if c.firstErr {
-		add(1.5, "first error")
+		fw := 1.0
+		if int(c.file) < len(rc.novel) {
+			fw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
+		}
+		add(0.5+fw, "first error")
 	}
 	// The output of a CI step that failed is where its cause is; a line
 	// with no level counts there when it points at source or is among the
