@@ -217,6 +217,14 @@ func TestCILineClasses(t *testing.T) {
 		"41 |             Err(err) => return Err(PoolError::Closed),":   lvNone,
 		"    > 23 |     expect(el.textContent).toBe(\"error\");":        lvNone,
 		"error: could not compile `pool` (lib) due to 1 previous error": lvError,
+		// apt's one-letter levels, Go's race detector and goroutine frames
+		"E: Version '8.9.1-2' for 'libvips-dev' was not found":  lvError,
+		"W: GPG error: https://dl.yarnpkg.com stable InRelease": lvWarn,
+		"WARNING: DATA RACE": lvError,
+		"    testing.go:1398: race detected during execution of test": lvError,
+		"panic({0x8a1c40?, 0xa3f2b0?})":                               lvNone,
+		"main.(*Cache).Get(0xc000010000, {0x6f1e2a, 0x5})":            lvNone,
+		"panic: runtime error: invalid memory address or nil pointer": lvError,
 		// a level word as the member a program calls or names
 		"    console.error":                                  lvNone,
 		`      logger.warn(msg)`:                             lvNone,
@@ -304,6 +312,22 @@ func TestKnownAssertion(t *testing.T) {
 	} {
 		if got := re.MatchString(in); got != want {
 			t.Errorf("assertion pattern on %q = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// Docker's classic builder prints " ---> Running in <id>"; only an
+// exception after "--->" is a .NET inner exception.
+func TestInnerException(t *testing.T) {
+	for in, want := range map[string]bool{
+		"---> System.IO.IOException: disk full": true,
+		"--->System.TimeoutException: took 30s": true,
+		"---> Running in 3f2e1d0c9b8a":          false,
+		"---> 9d3b1f6e2a74":                     false,
+		"---> Using cache":                      false,
+	} {
+		if got := innerException(in); got != want {
+			t.Errorf("innerException(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

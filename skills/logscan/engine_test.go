@@ -3,6 +3,7 @@ package logscan
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,6 +188,8 @@ func TestGroupingStacks(t *testing.T) {
 		cont  []bool
 	}{
 		{"python", []string{"2024-01-01 10:00:00 ERROR boom", "Traceback (most recent call last):", `  File "a.py", line 1, in <module>`, "ValueError: x", "2024-01-01 10:00:01 INFO ok"}, []bool{false, true, true, true, false}},
+		{"python ends at its exception", []string{"Traceback (most recent call last):", `  File "a.py", line 1, in <module>`, "ValueError: x", "", "next output", "ok"}, []bool{false, true, true, true, false, false}},
+		{"python chained", []string{"Traceback (most recent call last):", `  File "a.py", line 1, in f`, "KeyError: 'a'", "", "During handling of the above exception, another exception occurred:", "", "Traceback (most recent call last):", `  File "a.py", line 3, in g`, "ValueError: b", "done"}, []bool{false, true, true, true, true, true, true, true, true, false}},
 		{"go", []string{"panic: boom", "", "goroutine 1 [running]:", "main.main()", "\t/a/main.go:5 +0x1d", "exit status 2", "next"}, []bool{false, true, true, true, true, true, false}},
 		{"rust", []string{"thread 'main' panicked at src/main.rs:2:5:", "index out of bounds", "note: run with `RUST_BACKTRACE=1`", "done"}, []bool{false, true, true, false}},
 		{".net", []string{"Unhandled exception. System.InvalidOperationException: bad", " ---> System.IO.IOException: disk", "   at Foo.Bar() in /a.cs:line 3", "   --- End of inner exception stack trace ---", "other"}, []bool{false, true, true, true, false}},
@@ -431,5 +434,35 @@ func TestGradleNestedCauses(t *testing.T) {
 	}
 	if r := rankOf(rep, "", 9); r != 0 {
 		t.Errorf("L9, an outer cause the inner one replaced, is evidence at rank %d", r)
+	}
+}
+
+// A job the CI runner stopped for printing nothing: what it printed last
+// is what it was doing, and the runner's notice is a crash.
+func TestRunnerStoppedJob(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "test_case_%d (tests.test_api.ApiTests) ... ok\n", i)
+	}
+	b.WriteString("test_websocket_reconnect (tests.test_ws.ReconnectTests) ... \n\n")
+	b.WriteString("No output has been received in the last 10m0s, this potentially indicates a stalled build or something wrong with the build itself.\n")
+	b.WriteString("The build has been terminated\n")
+	path := filepath.Join(t.TempDir(), "stalled.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang, notice := rankOf(rep, "", 31), rankOf(rep, "", 33)
+	if hang == 0 || notice == 0 {
+		t.Fatalf("the hanging test (L31) ranks %d, the runner's notice (L33) %d: %+v", hang, notice, rep.Evidence)
+	}
+	if e := rep.Evidence[hang-1]; !strings.Contains(e.Reason, "last output before the runner stopped the job at L33") {
+		t.Errorf("L31 reason %q", e.Reason)
+	}
+	if e := rep.Evidence[notice-1]; !strings.Contains(e.Reason, "crash marker") {
+		t.Errorf("L33 reason %q", e.Reason)
 	}
 }

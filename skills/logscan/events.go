@@ -37,6 +37,7 @@ const (
 	modeNone uint8 = iota
 	modeJava
 	modePython
+	modePythonEnd // a Python traceback's exception line was seen
 	modeGo
 	modeRust
 )
@@ -150,7 +151,7 @@ func (r *rec) startsEvent() bool { return !r.blank && r.time != "" }
 func (g *grouper) group(r *rec) {
 	r.cont, r.key = false, keyNone
 	if r.blank {
-		if g.inEvent && (g.mode == modeGo || g.mode == modePython) {
+		if g.inEvent && (g.mode == modeGo || g.mode == modePython || g.mode == modePythonEnd) {
 			r.cont = true
 		} else {
 			g.inEvent = false
@@ -187,7 +188,7 @@ func (g *grouper) continues(r *rec) bool {
 	c0 := t[0]
 	trim := strings.TrimLeft(t, " \t")
 	switch {
-	case strings.HasPrefix(trim, "Caused by:") || strings.HasPrefix(trim, "---> ") || strings.HasPrefix(trim, "--->"):
+	case strings.HasPrefix(trim, "Caused by:") || innerException(trim):
 		r.key = keyCause
 		return true
 	case g.rustMsg:
@@ -224,11 +225,19 @@ func (g *grouper) continues(r *rec) bool {
 		return true
 	}
 	switch g.mode {
-	case modePython:
+	case modePython, modePythonEnd:
 		if strings.HasPrefix(t, "During handling of") || strings.HasPrefix(t, "The above exception") || strings.HasPrefix(t, "Traceback (most recent call last)") {
+			g.mode = modePython
 			return true
 		}
+		if g.mode == modePythonEnd {
+			// The exception line ended the traceback: what follows
+			// unindented is the program's next output, unless a chained
+			// traceback goes on.
+			return false
+		}
 		r.key = keyRoot
+		g.mode = modePythonEnd
 		return true
 	case modeGo:
 		if strings.HasPrefix(t, "goroutine ") || strings.HasPrefix(t, "[signal ") || strings.HasPrefix(t, "created by ") ||
@@ -292,6 +301,14 @@ func (g *grouper) startEvent(r *rec) {
 	case r.level >= lvWarn:
 		g.mode = modeJava
 	}
+}
+
+// innerException reports whether s is a .NET inner exception,
+// "---> System.IO.IOException: disk"; Docker's classic builder prints
+// " ---> Running in 3f2e1d0c9b8a" and " ---> 9d3b1f6e2a74".
+func innerException(s string) bool {
+	rest, ok := strings.CutPrefix(s, "--->")
+	return ok && exceptionLine(strings.TrimLeft(rest, " "))
 }
 
 // stackOpener marks the first bytes of the messages startEvent looks for:

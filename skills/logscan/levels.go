@@ -221,7 +221,7 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?)|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?)|data race|race detected|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
@@ -276,6 +276,9 @@ func keywordLevel(msg string) uint8 {
 	if pytestExplanation(msg) || assertionDetail(msg) || testFailed(msg) {
 		return lvError
 	}
+	if l := aptLevel(msg); l != lvNone {
+		return l
+	}
 	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) || codeExcerpt(msg) {
 		return lvNone
 	}
@@ -309,7 +312,7 @@ func keywordLevel(msg string) uint8 {
 // keywordStems are lower-case fragments of every word the keyword
 // expressions match; a message with none of them skips the expressions.
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
-	"kill", "memory", "oom", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
+	"kill", "memory", "oom", "race", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
 	"not ", "undefined ", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
 
 // stemsByFirst lists the keyword stems by their first byte.
@@ -397,8 +400,9 @@ var (
 	// the location at the end of a JS, Java or Rust frame: "(a.js:60:7)",
 	// "(Foo.java:12)", "(Native Method)", "/app/a.js:60:7", "src/x.rs:9:5"
 	reFrameLoc = regexp.MustCompile(`(\((.*:\d+(:\d+)?|Native Method|Unknown Source|native|<anonymous>)\)|^[^ ()]+:\d+(:\d+)?)$`)
-	// Go: "/src/app/main.go:42 +0x1d"; Rust backtraces: "3: core::panicking::panic"
-	reFrameLine = regexp.MustCompile(`^([^ ]+\.go:\d+( \+0x[0-9a-f]+)?|\d+: [^ ]*::[^ ]+)$`)
+	// Go: "/src/app/main.go:42 +0x1d", "panic({0x8a1c40?, 0xa3f2b0?})",
+	// "main.(*T).run(0xc000010000, ...)"; Rust backtraces: "3: core::panicking::panic"
+	reFrameLine = regexp.MustCompile(`^([^ ]+\.go:\d+( \+0x[0-9a-f]+)?|\d+: [^ ]*::[^ ]+|[\w./*()-]+\(((0x[0-9a-f]+|\{[^}]*\}|\.\.\.)\??(, )?)*\))$`)
 )
 
 // stackFrame reports whether msg is one frame of a stack trace: JS, Java,
@@ -469,6 +473,21 @@ func testFailed(msg string) bool {
 		}
 	}
 	return false
+}
+
+// aptLevel reads apt's and dpkg's one-letter levels: "E: Unable to
+// locate package libfoo", "W: GPG error: …", "N: Skipping acquire …".
+func aptLevel(msg string) uint8 {
+	if len(msg) < 4 || msg[1] != ':' || msg[2] != ' ' {
+		return lvNone
+	}
+	switch msg[0] {
+	case 'E':
+		return lvError
+	case 'W':
+		return lvWarn
+	}
+	return lvNone
 }
 
 // assertionDetail reports whether msg is a line of a test assertion's

@@ -13,7 +13,12 @@ import (
 // testdata); none is tuned to one file.
 var (
 	// Crashes: the process or device died.
-	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog|brownout|unhandled exception|\bkilled\b`)
+	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog|brownout|unhandled exception|\bkilled\b|data race|` +
+		// a CI runner stopping a job that hung or ran too long
+		`no output has been received|maximum (execution )?time|time limit (for jobs|exceeded)|stalled build`)
+	// A CI runner's notice that it stopped a job that hung or ran too
+	// long: what the job printed last is what it was doing.
+	reRunnerStop = regexp.MustCompile(`(?i)no output has been received|exceeded the maximum (execution )?time|time limit for jobs|has exceeded the maximum`)
 	// Exit markers: a step ended badly.
 	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|(?-i:FAILURE:|\bFAILED\b)`)
 	// A compiler or linter diagnostic points at a source file, line and
@@ -44,7 +49,7 @@ var (
 		{regexp.MustCompile(`(?i)x509|certificate|tls handshake|ssl`), "TLS/certificate"},
 		{regexp.MustCompile(`(?i)address already in use|EADDRINUSE`), "port in use"},
 		{regexp.MustCompile(`(?i)timed out|timeout|deadline exceeded`), "timeout"},
-		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
+		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|could not find|can't find|unable to (find|locate)|no matching (distribution|version|package)|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
 		{regexp.MustCompile(`(?i)OutOfMemoryError|out of memory|killed process|\boom\b`), "out of memory"},
 		{regexp.MustCompile(`(?i)overrun|overflow`), "overrun"},
 		{regexp.MustCompile(`(?i)AssertionError|assertion\w*fail|assertion failed|assert(ion)? .* (failed|==)|\bassert\w*\W.*\bfail|expected .* (but )?(got|was)`), "assertion"},
@@ -72,6 +77,9 @@ type rankCtx struct {
 	texts     []string       // final template texts, by cluster
 	first     map[string]int // first line of each final template, by id and file
 	novel     []float64      // per file: templates per event (see novelty)
+	// lastBeforeStop maps a line that was the last output before a CI
+	// runner stopped the job to the line of the runner's notice
+	lastBeforeStop map[[2]int]int
 }
 
 // novelty returns, per file, the number of templates first seen in it
@@ -165,6 +173,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		lastErr[int32(i)] = fs.lastErrLine
 	}
 	rc.novel = novelty(e.cl, len(rc.files))
+	rc.lastBeforeStop = lastBeforeStop(all)
 	var out []scored
 	for _, c := range all {
 		s := e.score(c, rc, lastErr)
@@ -256,6 +265,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	// error is as often a download retried or a name with "error" in it:
 	// the weight fades from 1.5 to 0.5 as the file's novelty rises (see pw
 	// below).
+	if stop, ok := rc.lastBeforeStop[[2]int{int(c.file), c.line}]; ok {
+		add(2, fmt.Sprintf("last output before the runner stopped the job at L%d", stop))
+	}
 	if c.firstErr {
 		fw := 1.0
 		if int(c.file) < len(rc.novel) {
@@ -276,6 +288,19 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	} else if r, ok := regionOf(fs.steps.passed, c.line); ok && c.lastFile == c.file && c.level >= lvWarn {
 		if _, ok := regionOf(fs.steps.passed, c.lastLine); ok {
 			add(-3, fmt.Sprintf("printed by a step that passed at L%d", r[1]))
+		}
+	}
+	// Likewise for a test runner's tests: what a test that passed printed
+	// (an error logged on purpose, a panic it recovered) did not fail it.
+	// A line belongs to the smallest test region holding it: a subtest's
+	// inside its parent's.
+	if r, passed, ok := fs.steps.testOf(c.line); ok && c.level >= lvWarn {
+		if passed && c.lastFile == c.file {
+			if r2, passed2, ok := fs.steps.testOf(c.lastLine); ok && passed2 {
+				add(-3, fmt.Sprintf("printed by a test that passed at L%d", r2[1]))
+			}
+		} else if !passed && !wrapper && !summary {
+			add(1, fmt.Sprintf("output of the test that failed at L%d", r[1]))
 		}
 	}
 	if r, ok := regionOf(fs.steps.runner, c.line); ok && c.level >= lvWarn && !wrapper && !summary {
@@ -347,6 +372,35 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		}
 	}
 	return s
+}
+
+// stopWindow is how far before a runner's notice that it stopped a job
+// the job's last output is looked for (blank lines and the notice's own
+// preamble come between).
+const stopWindow = 6
+
+// lastBeforeStop finds, for each runner's notice that it stopped a job,
+// the nearest candidate line before it within stopWindow lines.
+func lastBeforeStop(all []*cand) map[[2]int]int {
+	var stops [][2]int
+	for _, c := range all {
+		if reRunnerStop.MatchString(c.text) {
+			stops = append(stops, [2]int{int(c.file), c.line})
+		}
+	}
+	out := map[[2]int]int{}
+	for _, st := range stops {
+		best := 0
+		for _, c := range all {
+			if int(c.file) == st[0] && c.line < st[1] && c.line >= st[1]-stopWindow && c.line > best && !reRunnerStop.MatchString(c.text) {
+				best = c.line
+			}
+		}
+		if best > 0 {
+			out[[2]int{st[0], best}] = st[1]
+		}
+	}
+	return out
 }
 
 // precursorWindow is how many lines before the first error (or a burst)

@@ -21,6 +21,8 @@ const (
 	stepRunner // the runner's own stage after the script (see runnerStages)
 	stepSetup  // the runner's own stage before the script (see setupStages)
 	stepScript // the runner starts the job's script
+	stepPipe   // a Jenkins pipeline's structure line: it ends a shell step's output
+	stepTest   // a test runner's line for a test starting or ending (see testLine)
 )
 
 // After a job's script GitLab's runner runs the after_script and then its
@@ -36,21 +38,26 @@ const (
 // why the job failed either.
 var (
 	afterScript  = "Running after_script"
+	jenkinsPost  = "[Pipeline] { (Declarative: Post Actions)"
 	runnerStages = [...]string{"Saving cache for ", "Uploading artifacts for ", "Cleaning up project directory", "Cleaning up file based variables"}
 	setupStages  = [...]string{"Preparing the ", "Preparing environment", "Getting source from ", "Restoring cache", "Downloading artifacts"}
 	scriptStage  = "Executing \""
 )
 
 // stepEchoes are the prefixes CI runners echo a command with, at the start
-// of the message: GitHub Actions "##[group]Run ", Jenkins "[Pipeline] ",
-// Travis and GitLab "$ ", and within a step set -x "+ " and npm scripts
-// "> ". The last two start a step only where none is open, since output
-// can start so too (a diff's "+ added", a quoted "> line"). Indented, none
-// is an echo ("    > 23 | expect(x)" in a code frame).
-var stepEchoes = [...]string{"##[group]Run ", "[Pipeline] ", "$ ", "+ ", "> "}
+// of the message: GitHub Actions "##[group]Run ", Travis and GitLab "$ ",
+// Jenkins's shell steps "[Pipeline] sh" (its other "[Pipeline]" lines are
+// the pipeline's structure: see jenkinsLine), and within a step set -x "+ "
+// and npm scripts "> ". The last two start a step only where none is open,
+// since output can start so too (a diff's "+ added", a quoted "> line").
+// Indented, none is an echo ("    > 23 | expect(x)" in a code frame).
+var stepEchoes = [...]string{"##[group]Run ", "$ ", "[Pipeline] sh", "[Pipeline] bat", "[Pipeline] powershell", "[Pipeline] pwsh", "+ ", "> "}
 
 // strongEchoes is how many of stepEchoes always start a step.
-const strongEchoes = 3
+const strongEchoes = 6
+
+// jenkinsStep is the prefix of a Jenkins pipeline's lines.
+const jenkinsStep = "[Pipeline] "
 
 // reStepExit reads a runner's report of a command's exit status: Travis's
 // `The command "x" exited with 2.`, GitHub's "Process completed with exit
@@ -69,8 +76,14 @@ func stepLine(msg string) uint8 {
 	if strings.Contains(msg, "exit") && reStepExit.MatchString(msg) {
 		return stepEnd
 	}
-	if strings.HasPrefix(msg, afterScript) {
+	if strings.HasPrefix(msg, afterScript) || strings.HasPrefix(msg, jenkinsPost) {
 		return stepAfter
+	}
+	if strings.HasPrefix(msg, jenkinsStep) {
+		return stepPipe
+	}
+	if k, _ := testLine(msg); k != testNone {
+		return stepTest
 	}
 	for _, p := range runnerStages {
 		if strings.HasPrefix(msg, p) {
@@ -101,13 +114,21 @@ const maxSteps = 64
 // the runner's own stages: those after the script, from the first to the
 // exit report, and those before a script that started.
 type stepTrack struct {
-	start  int // the last echoed command's line; 0 none since the last exit
-	end    int // where the open step's output ended (0: not yet)
-	stages int // the first runner stage since the last exit; 0 none
-	setup  int // the first set-up stage not yet followed by the script; 0 none
+	start  int  // the last echoed command's line; 0 none since the last exit
+	end    int  // where the open step's output ended (0: not yet)
+	post   bool // the runner is past the job's steps (after_script, post actions)
+	shell  bool // the open step is a Jenkins shell step
+	stages int  // the first runner stage since the last exit; 0 none
+	setup  int  // the first set-up stage not yet followed by the script; 0 none
 	failed [][2]int
 	passed [][2]int
 	runner [][2]int
+
+	// Test cases, from a test runner's start line to its result line.
+	tests      map[string]int // open named tests (go test, googletest): name -> start
+	unit       int            // an open unittest test's start line; 0 none
+	testPassed [][2]int
+	testFailed [][2]int
 }
 
 // line takes an event head whose template is a step line.
@@ -119,16 +140,24 @@ func (t *stepTrack) line(msg string, no int) {
 			strong = strong || strings.HasPrefix(msg, p)
 		}
 		// An after-script's commands do not decide the job's status.
-		if (strong || t.start == 0) && t.end == 0 {
-			t.start = no
+		if (strong || t.start == 0) && !t.post && (strong || t.end == 0) {
+			t.start, t.end = no, 0
+			t.shell = strings.HasPrefix(msg, jenkinsStep)
+		}
+	case stepPipe:
+		if t.shell && t.start != 0 && t.end == 0 {
+			t.end = no - 1
 		}
 	case stepAfter, stepRunner:
 		if t.start != 0 && t.end == 0 {
 			t.end = no - 1
 		}
+		t.post = true
 		if stepLine(msg) == stepRunner && t.stages == 0 {
 			t.stages = no
 		}
+	case stepTest:
+		t.test(msg, no)
 	case stepSetup:
 		if t.setup == 0 {
 			t.setup = no
@@ -158,8 +187,120 @@ func (t *stepTrack) line(msg string, no int) {
 				t.passed = append(t.passed, r)
 			}
 		}
-		t.start, t.end, t.stages = 0, 0, 0
+		t.start, t.end, t.stages, t.post, t.shell = 0, 0, 0, false, false
 	}
+}
+
+// maxOpenTests bounds the named tests a file may hold open.
+const maxOpenTests = 1024
+
+// test takes a test runner's start or result line.
+func (t *stepTrack) test(msg string, no int) {
+	kind, name := testLine(msg)
+	switch kind {
+	case testStart:
+		if t.tests == nil {
+			t.tests = map[string]int{}
+		}
+		if len(t.tests) < maxOpenTests {
+			t.tests[name] = no
+		}
+	case testUnitStart:
+		t.unit = no
+	case testPass, testFail:
+		start, ok := t.tests[name]
+		if ok {
+			delete(t.tests, name)
+		} else if name == "" && t.unit != 0 {
+			start, ok = t.unit, true
+			t.unit = 0
+		}
+		if !ok || start == no {
+			return
+		}
+		r := [2]int{start, no}
+		if kind == testPass && len(t.testPassed) < maxSteps*16 {
+			t.testPassed = append(t.testPassed, r)
+		} else if kind == testFail && len(t.testFailed) < maxSteps*16 {
+			t.testFailed = append(t.testFailed, r)
+		}
+	}
+}
+
+// testLine kinds.
+const (
+	testNone = iota
+	testStart
+	testUnitStart
+	testPass
+	testFail
+)
+
+// testLine reads a test runner's line for a test starting or ending, and
+// the test's name: go test's "=== RUN   TestX/sub" and "--- PASS: TestX
+// (0.01s)" / "--- FAIL: …", googletest's "[ RUN      ] Suite.Name" and
+// "[       OK ] Suite.Name (0 ms)" / "[  FAILED  ] …", and unittest's
+// "test_x (mod.Class) ... " whose result ("ok", "FAIL", "ERROR") comes on a
+// later line, after the test's output (name ""). Output between a test's
+// start and its result is that test's.
+func testLine(msg string) (int, string) {
+	m := strings.TrimLeft(msg, " \t")
+	field := func(rest string) string {
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return ""
+		}
+		return f[0]
+	}
+	switch {
+	case strings.HasPrefix(m, "=== RUN "):
+		return testStart, field(m[len("=== RUN "):])
+	case strings.HasPrefix(m, "--- PASS: "):
+		return testPass, field(m[len("--- PASS: "):])
+	case strings.HasPrefix(m, "--- FAIL: "):
+		return testFail, field(m[len("--- FAIL: "):])
+	case strings.HasPrefix(m, "[ RUN      ] "):
+		return testStart, field(m[len("[ RUN      ] "):])
+	case strings.HasPrefix(m, "[       OK ] "):
+		return testPass, field(m[len("[       OK ] "):])
+	case strings.HasPrefix(m, "[  FAILED  ] "):
+		return testFail, field(m[len("[  FAILED  ] "):])
+	}
+	m = strings.TrimRight(m, " \t")
+	switch m {
+	case "ok":
+		return testPass, ""
+	case "FAIL", "ERROR":
+		return testFail, ""
+	}
+	if loc := reUnitStart.FindStringIndex(m); loc != nil {
+		// The result may follow on the same line, or the test's own
+		// output may start there.
+		switch rest := strings.TrimSpace(m[loc[1]:]); {
+		case rest == "ok" || rest == "FAIL" || rest == "ERROR" || strings.HasPrefix(rest, "skipped") || rest == "expected failure":
+			return testNone, ""
+		}
+		return testUnitStart, ""
+	}
+	return testNone, ""
+}
+
+// reUnitStart matches the start of unittest's verbose line for a test:
+// "test_reconnect (tests.test_ws.ReconnectTests) ... ".
+var reUnitStart = regexp.MustCompile(`^[A-Za-z_]\w* \([\w.]+\) \.\.\.( |$)`)
+
+// testOf returns the smallest test region holding line no (a subtest's
+// inside its parent's; where regions overlap without nesting, as go test's
+// deferred results make them, the tighter one) and whether that test passed.
+func (t *stepTrack) testOf(no int) (r [2]int, passed, ok bool) {
+	for i, rs := range [2][][2]int{t.testPassed, t.testFailed} {
+		for _, x := range rs {
+			if no >= x[0] && no <= x[1] && (!ok || x[1]-x[0] < r[1]-r[0]) {
+				r, passed, ok = x, i == 0, true
+			}
+		}
+	}
+	return r, passed, ok
 }
 
 // regionOf returns the region of rs holding line no, or false.

@@ -110,3 +110,69 @@ func TestRunnerStages(t *testing.T) {
 		t.Fatalf("failed, passed, runner regions %s, want %s", got, want)
 	}
 }
+
+// TestJenkinsShellSteps: a Jenkins pipeline's shell step runs from
+// "[Pipeline] sh" to its next structure line; post actions start none;
+// the exit report at the end closes the last shell step that ran.
+func TestJenkinsShellSteps(t *testing.T) {
+	lines := []string{
+		1:  "[Pipeline] sh",
+		2:  "+ make",
+		3:  "[Pipeline] }",
+		4:  "[Pipeline] sh",
+		5:  "+ bundle install",
+		6:  "Could not find nokogiri-1.13.10 in any of the sources",
+		7:  "[Pipeline] }",
+		8:  "[Pipeline] { (Declarative: Post Actions)",
+		9:  "[Pipeline] sh",
+		10: "[Pipeline] End of Pipeline",
+		11: "ERROR: script returned exit code 7",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	if got, want := fmt.Sprint(st.failed, st.passed), "[[4 6]] []"; got != want {
+		t.Fatalf("failed, passed regions %s, want %s", got, want)
+	}
+}
+
+// TestTestRegions: test runners' start and result lines give each test's
+// region; a line belongs to the tightest region holding it.
+func TestTestRegions(t *testing.T) {
+	lines := []string{
+		1:  "=== RUN   TestCache",
+		2:  "    cache_test.go:12: miss logged as error on purpose",
+		3:  "--- PASS: TestCache (0.01s)",
+		4:  "=== RUN   TestParse",
+		5:  "=== RUN   TestParse/negative",
+		6:  "    parse_test.go:48: got 5m, want -5m",
+		7:  "    --- FAIL: TestParse/negative (0.00s)",
+		8:  "--- FAIL: TestParse (0.00s)",
+		9:  "[ RUN      ] Parser.RejectsErrorToken",
+		10: "[       OK ] Parser.RejectsErrorToken (0 ms)",
+		11: "test_reconnect (tests.test_ws.ReconnectTests) ... ERROR:ws:unhandled exception",
+		12: "RuntimeError: boom",
+		13: "ok",
+		14: "test_hangs (tests.test_ws.ReconnectTests) ... ok",
+		15: "test_fails (tests.test_ws.ReconnectTests) ... ",
+		16: "FAIL",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	if got, want := fmt.Sprint(st.testPassed, st.testFailed), "[[1 3] [9 10] [11 13]] [[5 7] [4 8] [15 16]]"; got != want {
+		t.Fatalf("passed, failed test regions %s, want %s", got, want)
+	}
+	for no, want := range map[int]string{2: "[1 3] true", 6: "[5 7] false", 12: "[11 13] true", 14: "[0 0] false"} {
+		r, passed, _ := st.testOf(no)
+		if got := fmt.Sprint(r, passed); got != want {
+			t.Errorf("testOf(%d) = %s, want %s", no, got, want)
+		}
+	}
+}
