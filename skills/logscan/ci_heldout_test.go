@@ -225,6 +225,10 @@ func TestCILineClasses(t *testing.T) {
 		"panic({0x8a1c40?, 0xa3f2b0?})":                               lvNone,
 		"main.(*Cache).Get(0xc000010000, {0x6f1e2a, 0x5})":            lvNone,
 		"panic: runtime error: invalid memory address or nil pointer": lvError,
+		// CMake's status messages answer optional checks
+		"-- Could NOT find Doxygen (missing: DOXYGEN_EXECUTABLE) ": lvNone,
+		"-- Looking for kqueue - not found":                        lvNone,
+		"-- Configuring incomplete, errors occurred!":              lvError,
 		// a level word as the member a program calls or names
 		"    console.error":                                  lvNone,
 		`      logger.warn(msg)`:                             lvNone,

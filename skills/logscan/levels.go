@@ -303,10 +303,19 @@ func keywordLevel(msg string) uint8 {
 			return lvError
 		}
 	}
-	if reWarnWord.MatchString(msg) {
+	if reWarnWord.MatchString(msg) && !cmakeStatus(msg) {
 		return lvWarn
 	}
 	return lvNone
+}
+
+// cmakeStatus reports whether msg is one of CMake's status messages, which
+// report what a configure step found: "-- Could NOT find Doxygen (missing:
+// DOXYGEN_EXECUTABLE)" and "-- Looking for kqueue - not found" are the
+// answers to optional checks, not warnings; an error word still counts
+// ("-- Configuring incomplete, errors occurred!").
+func cmakeStatus(msg string) bool {
+	return strings.HasPrefix(strings.TrimLeft(msg, " "), "-- ")
 }
 
 // keywordStems are lower-case fragments of every word the keyword
