@@ -255,7 +255,10 @@ func TestCILineClasses(t *testing.T) {
 		`The command "travis_retry composer update" failed and exited with 2 during .`: true,
 		"Done. Your build exited with 1.":                                              true, "##[error]Process completed with exit code 1.": true,
 		"ERROR: Job failed: exit code 1": true, "script returned exit code 2": true,
-		"error: the command returned no rows": false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
+		"[ERROR] Re-run Maven using the -X switch to enable full debug logging.":                 true,
+		"[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException": true,
+		"[ERROR]   mvn <goals> -rf :ledger-core":                                                 true,
+		"error: the command returned no rows":                                                    false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
 	} {
 		if got := reWrapper.MatchString(in); got != want {
 			t.Errorf("reWrapper.MatchString(%q) = %v, want %v", in, got, want)

@@ -31,7 +31,9 @@ var (
 	// "Retrying fetcher due to error (2/4)", "timeout, retrying in 5s".
 	reRetry = regexp.MustCompile(`(?i)\bretrying\b|\bwill retry\b|\bretry(ing)? (in|after) \d`)
 	// Generic wrappers that report a failure explained elsewhere.
-	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|^\s*\d+ (errors?|failures?)\b`)
+	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|^\s*\d+ (errors?|failures?)\b|` +
+		// Maven's help after every failed build
+		`re-?run Maven|\[Help \d+\]|information about the errors and possible solutions|to see the full stack trace of the errors|after correcting the problems, you can resume|mvn <(goals|args)> -rf`)
 	// Summaries that count or point back at failures reported elsewhere:
 	// tallies ("1 failed, 211 passed", "Errors: 1", "1 Error(s)",
 	// "(1 error, 18 warnings)") and references ("due to 1 previous error",

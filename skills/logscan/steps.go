@@ -125,8 +125,9 @@ type stepTrack struct {
 	runner [][2]int
 
 	// Test cases, from a test runner's start line to its result line.
-	tests      map[string]int // open named tests (go test, googletest): name -> start
+	tests      map[string]int // open named tests (go test, googletest, surefire): name -> start
 	unit       int            // an open unittest test's start line; 0 none
+	running    string         // the last surefire test class started
 	testPassed [][2]int
 	testFailed [][2]int
 }
@@ -207,7 +208,18 @@ func (t *stepTrack) test(msg string, no int) {
 		}
 	case testUnitStart:
 		t.unit = no
+	case testClassStart:
+		if t.tests == nil {
+			t.tests = map[string]int{}
+		}
+		if len(t.tests) < maxOpenTests {
+			t.tests[name] = no
+			t.running = name
+		}
 	case testPass, testFail:
+		if name == "" && strings.Contains(msg, "Tests run:") {
+			name = t.running // surefire 2 does not repeat the class
+		}
 		start, ok := t.tests[name]
 		if ok {
 			delete(t.tests, name)
@@ -234,17 +246,22 @@ const (
 	testUnitStart
 	testPass
 	testFail
+	testClassStart
 )
 
 // testLine reads a test runner's line for a test starting or ending, and
 // the test's name: go test's "=== RUN   TestX/sub" and "--- PASS: TestX
 // (0.01s)" / "--- FAIL: …", googletest's "[ RUN      ] Suite.Name" and
-// "[       OK ] Suite.Name (0 ms)" / "[  FAILED  ] …", and unittest's
+// "[       OK ] Suite.Name (0 ms)" / "[  FAILED  ] …", Maven surefire's
+// test classes (see reSurefire), and unittest's
 // "test_x (mod.Class) ... " whose result ("ok", "FAIL", "ERROR") comes on a
 // later line, after the test's output (name ""). Output between a test's
 // start and its result is that test's.
 func testLine(msg string) (int, string) {
 	m := strings.TrimLeft(msg, " \t")
+	for _, tag := range [...]string{"[INFO] ", "[ERROR] ", "[WARNING] "} { // Maven's levels
+		m = strings.TrimPrefix(m, tag)
+	}
 	field := func(rest string) string {
 		f := strings.Fields(rest)
 		if len(f) == 0 {
@@ -267,6 +284,16 @@ func testLine(msg string) (int, string) {
 		return testFail, field(m[len("[  FAILED  ] "):])
 	}
 	m = strings.TrimRight(m, " \t")
+	if rest, ok := strings.CutPrefix(m, "Running "); ok && reJavaClass.MatchString(rest) {
+		return testClassStart, rest
+	}
+	if sm := reSurefire.FindStringSubmatch(m); sm != nil {
+		kind := testPass
+		if sm[1] != "0" || sm[2] != "0" || strings.Contains(m, "FAILURE") {
+			kind = testFail
+		}
+		return kind, sm[3]
+	}
 	switch m {
 	case "ok":
 		return testPass, ""
@@ -284,6 +311,15 @@ func testLine(msg string) (int, string) {
 	}
 	return testNone, ""
 }
+
+// Maven surefire's lines for a test class: "Running com.acme.CartTest",
+// then "Tests run: 5, Failures: 1, Errors: 0, Skipped: 0, Time elapsed:
+// 0.2 s <<< FAILURE! - in com.acme.CartTest" (surefire 3; surefire 2 ends
+// after the time). The run's summary has no time and closes nothing.
+var (
+	reJavaClass = regexp.MustCompile(`^[a-z][\w$]*(\.[\w$]+)+$`)
+	reSurefire  = regexp.MustCompile(`^Tests run: \d+, Failures: (\d+), Errors: (\d+), Skipped: \d+, Time elapsed: [^-]*(?:- in (\S+))?`)
+)
 
 // reUnitStart matches the start of unittest's verbose line for a test:
 // "test_reconnect (tests.test_ws.ReconnectTests) ... ".

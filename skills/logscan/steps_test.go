@@ -176,3 +176,26 @@ func TestTestRegions(t *testing.T) {
 		}
 	}
 }
+
+// TestSurefireRegions: Maven surefire's test classes, in its version 2
+// and 3 shapes; the run's summary closes nothing.
+func TestSurefireRegions(t *testing.T) {
+	lines := []string{
+		1: "Running com.acme.billing.ErrorMapperTest",
+		2: "16:02:31.212 [main] ERROR c.a.b.ErrorMapper - upstream call failed",
+		3: "Tests run: 4, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.05 sec",
+		4: "[INFO] Running com.acme.billing.InvoiceTest",
+		5: "java.lang.AssertionError: expected:<3> but was:<2>",
+		6: "[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE! - in com.acme.billing.InvoiceTest",
+		7: "Tests run: 7, Failures: 1, Errors: 0, Skipped: 0",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	if got, want := fmt.Sprint(st.testPassed, st.testFailed), "[[1 3]] [[4 6]]"; got != want {
+		t.Fatalf("passed, failed test regions %s, want %s", got, want)
+	}
+}
