@@ -255,6 +255,7 @@ func TestCILineClasses(t *testing.T) {
 		`The command "travis_retry composer update" failed and exited with 2 during .`: true,
 		"Done. Your build exited with 1.":                                              true, "##[error]Process completed with exit code 1.": true,
 		"ERROR: Job failed: exit code 1": true, "script returned exit code 2": true,
+		"ERROR: Job failed: command terminated with exit code 1":                                 true,
 		"[ERROR] Re-run Maven using the -X switch to enable full debug logging.":                 true,
 		"[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException": true,
 		"[ERROR]   mvn <goals> -rf :ledger-core":                                                 true,

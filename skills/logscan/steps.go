@@ -61,10 +61,11 @@ const jenkinsStep = "[Pipeline] "
 
 // reStepExit reads a runner's report of a command's exit status: Travis's
 // `The command "x" exited with 2.`, GitHub's "Process completed with exit
-// code 1.", GitLab's "Job failed: exit code 1", Jenkins's "script returned
-// exit code 2". A retry notice ("failed. Retrying, 2 of 3.") ends no step;
+// code 1.", GitLab's "Job failed: exit code 1" (on Kubernetes "Job failed:
+// command terminated with exit code 1"), Jenkins's "script returned exit
+// code 2". A retry notice ("failed. Retrying, 2 of 3.") ends no step;
 // nor does a whole build's verdict ("Your build exited with 1").
-var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: exit code|script returned exit code) (\d+)`)
+var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code) (\d+)`)
 
 // stepLine classifies a message by its first bytes, once per template.
 func stepLine(msg string) uint8 {
