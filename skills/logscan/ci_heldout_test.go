@@ -339,3 +339,30 @@ func TestInnerException(t *testing.T) {
 		}
 	}
 }
+
+// A diagnostic located in fetched code points at a dependency; cargo's and
+// others' retry counts mark a failure being retried.
+func TestDependencyPathsAndRetries(t *testing.T) {
+	for in, want := range map[string]bool{
+		"/home/runner/work/p/p/.tox/py312/lib/python3.12/site-packages/aiohttp/client.py:512: RuntimeWarning": true,
+		"node_modules/react-dom/cjs/react-dom.development.js:86:30: warning":                                  true,
+		"/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/ring-0.17.8/build.rs:12:5: warning":       true,
+		"src/billing/invoices.py:112:34: error: Argument 1 has incompatible type":                             false,
+	} {
+		if got := reDependencyPath.MatchString(in); got != want {
+			t.Errorf("reDependencyPath on %q = %v, want %v", in, got, want)
+		}
+	}
+	for in, want := range map[string]bool{
+		"warning: spurious network error (3 tries remaining): [28] Timeout was reached": true,
+		"error: 3 attempts remaining before lockout":                                    true,
+		"error: could not compile `relay` (lib) due to 1 previous error":                false,
+	} {
+		if got := reRetry.MatchString(in); got != want {
+			t.Errorf("reRetry on %q = %v, want %v", in, got, want)
+		}
+	}
+	if !reWrapper.MatchString("warning: build failed, waiting for other jobs to finish...") {
+		t.Error("cargo's \"build failed, waiting for other jobs\" is a wrapper")
+	}
+}

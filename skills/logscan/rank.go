@@ -29,9 +29,13 @@ var (
 	// A line announcing that the tool will try again reports a failure it
 	// is handling: "Retrying (Retry(total=4, ...)) after connection broken",
 	// "Retrying fetcher due to error (2/4)", "timeout, retrying in 5s".
-	reRetry = regexp.MustCompile(`(?i)\bretrying\b|\bwill retry\b|\bretry(ing)? (in|after) \d`)
+	reRetry = regexp.MustCompile(`(?i)\bretrying\b|\bwill retry\b|\bretry(ing)? (in|after) \d|\b(tries|attempts|retries) (remaining|left)\b`)
+	// Code a build fetched rather than wrote: a diagnostic located there
+	// ("site-packages/aiohttp/client.py:512: RuntimeWarning") points at a
+	// dependency, not at the change under test.
+	reDependencyPath = regexp.MustCompile(`(site|dist)-packages/|node_modules/|/vendor/|\.cargo/registry/|/go/pkg/mod/|\.m2/repository/|/usr/(lib|include)/|\.gradle/caches/|/gems/`)
 	// Generic wrappers that report a failure explained elsewhere.
-	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|^\s*\d+ (errors?|failures?)\b|` +
+	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|waiting for other jobs to finish|^\s*\d+ (errors?|failures?)\b|` +
 		// Maven's help after every failed build
 		`re-?run Maven|\[Help \d+\]|information about the errors and possible solutions|to see the full stack trace of the errors|after correcting the problems, you can resume|mvn <(goals|args)> -rf`)
 	// Summaries that count or point back at failures reported elsewhere:
@@ -281,9 +285,10 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	// with no level counts there when it points at source or is among the
 	// last before the runner's exit report. Errors printed by steps that
 	// passed are not why the run failed.
+	located := reLocated.MatchString(text) && !reDependencyPath.MatchString(text)
 	failedStep := false
 	if r, ok := regionOf(fs.steps.failed, c.line); ok && !wrapper && !summary {
-		if c.level >= lvWarn || reLocated.MatchString(text) || c.line >= r[1]-stepTail {
+		if c.level >= lvWarn || located || c.line >= r[1]-stepTail {
 			failedStep = true
 			add(1.5, fmt.Sprintf("output of the step that failed at L%d", r[1]))
 		}
@@ -308,7 +313,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if r, ok := regionOf(fs.steps.runner, c.line); ok && c.level >= lvWarn && !wrapper && !summary {
 		add(-2.5, fmt.Sprintf("printed by the CI runner's own stage at L%d", r[0]))
 	}
-	if (c.level >= lvError || failedStep && c.level == lvNone) && !wrapper && !summary && reLocated.MatchString(text) {
+	if (c.level >= lvError || failedStep && c.level == lvNone) && !wrapper && !summary && located {
 		add(1, "points at a source line")
 	}
 	if le := lastErr[c.lastFile]; le > 0 && c.lastLine == le && c.level >= lvError {
