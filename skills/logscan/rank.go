@@ -33,7 +33,7 @@ var (
 	// Code a build fetched rather than wrote: a diagnostic located there
 	// ("site-packages/aiohttp/client.py:512: RuntimeWarning") points at a
 	// dependency, not at the change under test.
-	reDependencyPath = regexp.MustCompile(`(site|dist)-packages/|node_modules/|/vendor/|\.cargo/registry/|/go/pkg/mod/|\.m2/repository/|/usr/(lib|include)/|\.gradle/caches/|/gems/`)
+	reDependencyPath = regexp.MustCompile(`(site|dist)-packages/|node_modules/|/vendor/|\.cargo/registry/|/go/pkg/mod/|\.m2/repository/|/usr/(lib|include)/|\.gradle/caches/|/gems/|/Pods/|Carthage/Checkouts/`)
 	// Generic wrappers that report a failure explained elsewhere.
 	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|waiting for other jobs to finish|^\s*\d+ (errors?|failures?)\b|` +
 		// Maven's help after every failed build
@@ -55,7 +55,7 @@ var (
 		{regexp.MustCompile(`(?i)x509|certificate|tls handshake|ssl`), "TLS/certificate"},
 		{regexp.MustCompile(`(?i)address already in use|EADDRINUSE`), "port in use"},
 		{regexp.MustCompile(`(?i)timed out|timeout|deadline exceeded`), "timeout"},
-		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|could not find|can't find|unable to (find|locate)|no matching (distribution|version|package)|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
+		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|undefined symbols?\b|could not find|can't find|unable to (find|locate)|no matching (distribution|version|package)|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
 		{regexp.MustCompile(`(?i)OutOfMemoryError|out of memory|killed process|\boom\b`), "out of memory"},
 		{regexp.MustCompile(`(?i)overrun|overflow`), "overrun"},
 		{regexp.MustCompile(`(?i)AssertionError|assertion\w*fail|assertion failed|assert(ion)? .* (failed|==)|\bassert\w*\W.*\bfail|expected .* (but )?(got|was)`), "assertion"},
@@ -309,6 +309,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		} else if !passed && !wrapper && !summary {
 			add(1, fmt.Sprintf("output of the test that failed at L%d", r[1]))
 		}
+	}
+	if r, ok := regionOf(fs.steps.hunks, c.line); ok && c.level >= lvWarn {
+		add(-3, fmt.Sprintf("a line of the diff at L%d", r[0]-1))
 	}
 	if r, ok := regionOf(fs.steps.runner, c.line); ok && c.level >= lvWarn && !wrapper && !summary {
 		add(-2.5, fmt.Sprintf("printed by the CI runner's own stage at L%d", r[0]))

@@ -23,7 +23,14 @@ const (
 	stepScript // the runner starts the job's script
 	stepPipe   // a Jenkins pipeline's structure line: it ends a shell step's output
 	stepTest   // a test runner's line for a test starting or ending (see testLine)
+	stepHunk   // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
 )
+
+// reHunk reads a unified diff's hunk header: the old and new line counts.
+var reHunk = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
+
+// maxHunk bounds the lines a hunk region may cover.
+const maxHunk = 400
 
 // After a job's script GitLab's runner runs the after_script and then its
 // own stages, whose headers are fixed phrases: the cache and the artifacts
@@ -86,6 +93,9 @@ func stepLine(msg string) uint8 {
 	if k, _ := testLine(msg); k != testNone {
 		return stepTest
 	}
+	if strings.HasPrefix(msg, "@@ -") && reHunk.MatchString(msg) {
+		return stepHunk
+	}
 	for _, p := range runnerStages {
 		if strings.HasPrefix(msg, p) {
 			return stepRunner
@@ -131,6 +141,11 @@ type stepTrack struct {
 	running    string         // the last surefire test class started
 	testPassed [][2]int
 	testFailed [][2]int
+
+	// Unified diff hunks (a formatter's --diff, git diff --exit-code):
+	// their lines are code, not reports. A hunk covers at least as many
+	// lines as the larger of its counts; that many are marked.
+	hunks [][2]int
 }
 
 // line takes an event head whose template is a step line.
@@ -160,6 +175,20 @@ func (t *stepTrack) line(msg string, no int) {
 		}
 	case stepTest:
 		t.test(msg, no)
+	case stepHunk:
+		m := reHunk.FindStringSubmatch(msg)
+		n := 1
+		for _, c := range m[1:] {
+			if c == "" {
+				continue
+			}
+			if v, err := strconv.Atoi(c); err == nil && v > n {
+				n = v
+			}
+		}
+		if len(t.hunks) < maxSteps*16 {
+			t.hunks = append(t.hunks, [2]int{no + 1, no + min(n, maxHunk)})
+		}
 	case stepSetup:
 		if t.setup == 0 {
 			t.setup = no
@@ -285,6 +314,16 @@ func testLine(msg string) (int, string) {
 		return testFail, field(m[len("[  FAILED  ] "):])
 	}
 	m = strings.TrimRight(m, " \t")
+	if name, ev, ok := gradleTestEvent(m); ok {
+		switch ev {
+		case "STANDARD_OUT", "STANDARD_ERROR":
+			return testStart, name
+		case "PASSED", "SKIPPED":
+			return testPass, name
+		case "FAILED":
+			return testFail, name
+		}
+	}
 	if rest, ok := strings.CutPrefix(m, "Running "); ok && reJavaClass.MatchString(rest) {
 		return testClassStart, rest
 	}
@@ -311,6 +350,21 @@ func testLine(msg string) (int, string) {
 		return testUnitStart, ""
 	}
 	return testNone, ""
+}
+
+// gradleTestEvent reads Gradle's test events: "com.acme.SyncTest > retries()
+// STANDARD_ERROR" opens the test's captured output, "… PASSED", "… FAILED"
+// and "… SKIPPED" give its result; the name is the part before the event.
+func gradleTestEvent(m string) (name, ev string, ok bool) {
+	sp := strings.LastIndexByte(m, ' ')
+	if sp < 0 || !strings.Contains(m[:sp], " > ") {
+		return "", "", false
+	}
+	switch ev = m[sp+1:]; ev {
+	case "STANDARD_OUT", "STANDARD_ERROR", "PASSED", "SKIPPED", "FAILED":
+		return m[:sp], ev, true
+	}
+	return "", "", false
 }
 
 // Maven surefire's lines for a test class: "Running com.acme.CartTest",

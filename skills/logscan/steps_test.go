@@ -199,3 +199,30 @@ func TestSurefireRegions(t *testing.T) {
 		t.Fatalf("passed, failed test regions %s, want %s", got, want)
 	}
 }
+
+// TestHunksAndGradleTests: a unified diff's hunk covers at least the larger
+// of its counts; Gradle's test events bound a test's captured output.
+func TestHunksAndGradleTests(t *testing.T) {
+	lines := []string{
+		1:  "--- src/retry.py\t(original)",
+		2:  "+++ src/retry.py\t(formatted)",
+		3:  "@@ -18,7 +18,8 @@",
+		4:  "     last_error: Exception | None = None",
+		5:  "@@ -31 +32,2 @@",
+		8:  "com.acme.SyncTest[jvm] > retries[jvm] STANDARD_ERROR",
+		9:  "com.acme.SyncTest[jvm] > retries[jvm] PASSED",
+		10: "com.acme.SyncTest[jvm] > merges[jvm] STANDARD_OUT",
+		12: "com.acme.SyncTest[jvm] > merges[jvm] FAILED",
+		13: "tests/test_api.py::test_error_mapping PASSED",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	got := fmt.Sprint(st.hunks, st.testPassed, st.testFailed)
+	if want := "[[4 11] [6 7]] [[8 9]] [[10 12]]"; got != want {
+		t.Fatalf("hunks, passed, failed tests %s, want %s", got, want)
+	}
+}
