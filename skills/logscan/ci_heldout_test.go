@@ -229,6 +229,15 @@ func TestCILineClasses(t *testing.T) {
 		"-- Could NOT find Doxygen (missing: DOXYGEN_EXECUTABLE) ": lvNone,
 		"-- Looking for kqueue - not found":                        lvNone,
 		"-- Configuring incomplete, errors occurred!":              lvError,
+		// audits' severities, TAP's passed tests, valgrind, undefined names
+		"Severity: high":     lvError,
+		"Severity: moderate": lvWarn,
+		"Severity: low":      lvNone,
+		"ok 7 - failed realloc leaves buffer untouched":                           lvNone,
+		"==9412== 64 bytes in 1 blocks are definitely lost in loss record 1 of 1": lvError,
+		"==9412==    definitely lost: 0 bytes in 0 blocks":                        lvNone,
+		"==9412== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)": lvNone,
+		"warning: Shop.Billing.TaxRates.rate_for/2 is undefined or private":       lvError,
 		// a level word as the member a program calls or names
 		"    console.error":                                  lvNone,
 		`      logger.warn(msg)`:                             lvNone,

@@ -221,12 +221,12 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?)|data race|race detected|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|definitely lost|data race|race detected|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
-	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+([\w()-]+\s+)?(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b`)
+	reNegated = regexp.MustCompile(`(?i)\b(0|no|zero|without)\s+([\w()-]+\s+)?(errors?|failures?|exceptions?|failed)\b|\b(errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b|\berrors? summary:\s*0( errors?)?\b|\b(definitely|indirectly|possibly) lost:\s*0 bytes`)
 	// Command-line options name error handling without reporting an
 	// error: -Werror=return-type, --severity error, -D warnings,
 	// /warnaserror, -Xlint:-options.
@@ -279,6 +279,9 @@ func keywordLevel(msg string) uint8 {
 	if l := aptLevel(msg); l != lvNone {
 		return l
 	}
+	if l := severityLevel(msg); l != lvNone {
+		return l
+	}
 	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) || codeExcerpt(msg) {
 		return lvNone
 	}
@@ -322,7 +325,7 @@ func cmakeStatus(msg string) bool {
 // expressions match; a message with none of them skips the expressions.
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "race", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
-	"not ", "undefined ", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
+	"not ", "undefined", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
@@ -449,7 +452,21 @@ func testPassed(msg string) bool {
 		}
 	}
 	m = strings.TrimRight(m, " \t")
-	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || vstestResult(m)
+	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || vstestResult(m) || tapOK(m)
+}
+
+// tapOK reports whether m is TAP's line for a test that passed:
+// "ok 7 - failed realloc leaves buffer untouched".
+func tapOK(m string) bool {
+	rest, ok := strings.CutPrefix(m, "ok ")
+	if !ok {
+		return false
+	}
+	i := 0
+	for i < len(rest) && isDigit(rest[i]) {
+		i++
+	}
+	return i > 0 && (i == len(rest) || rest[i] == ' ')
 }
 
 // vstestResult reports whether m is dotnet test's line for a test that
@@ -494,6 +511,24 @@ func aptLevel(msg string) uint8 {
 	case 'E':
 		return lvError
 	case 'W':
+		return lvWarn
+	}
+	return lvNone
+}
+
+// severityLevel reads a security audit's severity label (npm audit's
+// "Severity: high", Trivy's and others' "Severity: CRITICAL"): critical
+// and high findings fail audits, moderate and medium ones warn.
+func severityLevel(msg string) uint8 {
+	m := strings.TrimLeft(msg, " \t")
+	rest, ok := strings.CutPrefix(m, "Severity: ")
+	if !ok {
+		return lvNone
+	}
+	switch strings.ToLower(strings.TrimSpace(rest)) {
+	case "critical", "high":
+		return lvError
+	case "moderate", "medium":
 		return lvWarn
 	}
 	return lvNone

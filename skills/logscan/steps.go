@@ -14,16 +14,17 @@ import (
 
 // stepLine kinds.
 const (
-	stepNone   = iota
-	stepEcho   // a command echoed by the runner (see stepEchoes)
-	stepEnd    // a line that may report a command's exit status
-	stepAfter  // the runner moves on from the job's script to its after-script
-	stepRunner // the runner's own stage after the script (see runnerStages)
-	stepSetup  // the runner's own stage before the script (see setupStages)
-	stepScript // the runner starts the job's script
-	stepPipe   // a Jenkins pipeline's structure line: it ends a shell step's output
-	stepTest   // a test runner's line for a test starting or ending (see testLine)
-	stepHunk   // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
+	stepNone     = iota
+	stepEcho     // a command echoed by the runner (see stepEchoes)
+	stepEnd      // a line that may report a command's exit status
+	stepAfter    // the runner moves on from the job's script to its after-script
+	stepRunner   // the runner's own stage after the script (see runnerStages)
+	stepSetup    // the runner's own stage before the script (see setupStages)
+	stepScript   // the runner starts the job's script
+	stepPipe     // a Jenkins pipeline's structure line: it ends a shell step's output
+	stepTest     // a test runner's line for a test starting or ending (see testLine)
+	stepHunk     // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
+	stepGroupEnd // GitHub Actions' "##[endgroup]": a step's echoed script and settings end
 )
 
 // reHunk reads a unified diff's hunk header: the old and new line counts.
@@ -96,6 +97,9 @@ func stepLine(msg string) uint8 {
 	if strings.HasPrefix(msg, "@@ -") && reHunk.MatchString(msg) {
 		return stepHunk
 	}
+	if msg == "##[endgroup]" {
+		return stepGroupEnd
+	}
 	for _, p := range runnerStages {
 		if strings.HasPrefix(msg, p) {
 			return stepRunner
@@ -129,6 +133,7 @@ type stepTrack struct {
 	end    int  // where the open step's output ended (0: not yet)
 	post   bool // the runner is past the job's steps (after_script, post actions)
 	shell  bool // the open step is a Jenkins shell step
+	group  bool // the open step's echo is a GitHub Actions group not yet ended
 	stages int  // the first runner stage since the last exit; 0 none
 	setup  int  // the first set-up stage not yet followed by the script; 0 none
 	failed [][2]int
@@ -160,7 +165,15 @@ func (t *stepTrack) line(msg string, no int) {
 		if (strong || t.start == 0) && !t.post && (strong || t.end == 0) {
 			t.start, t.end = no, 0
 			t.shell = strings.HasPrefix(msg, jenkinsStep)
+			t.group = strings.HasPrefix(msg, "##[group]Run ")
 		}
+	case stepGroupEnd:
+		// GitHub Actions echoes a step's script, shell and env inside
+		// the group; its output starts after it.
+		if t.group && t.start != 0 && t.end == 0 {
+			t.start = no + 1
+		}
+		t.group = false
 	case stepPipe:
 		if t.shell && t.start != 0 && t.end == 0 {
 			t.end = no - 1

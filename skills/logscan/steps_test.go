@@ -226,3 +226,26 @@ func TestHunksAndGradleTests(t *testing.T) {
 		t.Fatalf("hunks, passed, failed tests %s, want %s", got, want)
 	}
 }
+
+// TestActionsGroupHeader: GitHub Actions echoes a step's script, shell and
+// env inside its group; the step's output, and so the failed region,
+// starts after "##[endgroup]".
+func TestActionsGroupHeader(t *testing.T) {
+	lines := []string{
+		1: "##[group]Run go build -v ./...",
+		2: "go build -v ./...",
+		3: "shell: /usr/bin/bash -e {0}",
+		4: "##[endgroup]",
+		5: "go: updates to go.mod needed; to update it:",
+		6: "##[error]Process completed with exit code 1.",
+	}
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	if got, want := fmt.Sprint(st.failed), "[[5 6]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+}
