@@ -10,7 +10,8 @@ import (
 // prints its output, and the runner reports how it exited. An engineer
 // reads the output of the step that failed first, and distrusts errors
 // printed by steps that passed (a retried download, a test that logs an
-// error on purpose). stepTrack finds those regions as the events go by.
+// error on purpose). stepTrack finds those regions as the events go by,
+// and likewise the regions of a test runner's tests and of a diff's hunks.
 
 // stepLine kinds.
 const (
@@ -38,7 +39,8 @@ const maxHunk = 400
 // are saved whatever the script did, and their warnings ("no matching
 // files", "Retrying...") are not why the job failed. The job's exit status
 // is reported only after them, so the step that failed ends where the
-// runner moved on.
+// runner moved on. Jenkins's declarative post actions follow its steps
+// the same way.
 //
 // Before the script it prepares the executor, fetches the sources and
 // restores the cache and artifacts; once the script has started, those
@@ -55,7 +57,7 @@ var (
 // stepEchoes are the prefixes CI runners echo a command with, at the start
 // of the message: GitHub Actions "##[group]Run ", Travis and GitLab "$ ",
 // Jenkins's shell steps "[Pipeline] sh" (its other "[Pipeline]" lines are
-// the pipeline's structure: see jenkinsLine), and within a step set -x "+ "
+// the pipeline's structure: stepPipe), and within a step set -x "+ "
 // and npm scripts "> ". The last two start a step only where none is open,
 // since output can start so too (a diff's "+ added", a quoted "> line").
 // Indented, none is an echo ("    > 23 | expect(x)" in a code frame).
