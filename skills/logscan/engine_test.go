@@ -373,14 +373,7 @@ func TestIndentedWarningKey(t *testing.T) {
 		"",
 		"done",
 	}, "\n") + "\n"
-	path := filepath.Join(t.TempDir(), "indented.log")
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeText(t, "indented.log", log, 10)
 	want := map[int]string{6: "warning inside the event at L4", 10: "exception of the event at L8"}
 	for line, why := range want {
 		r := rankOf(rep, "", line)
@@ -417,14 +410,7 @@ func TestGradleNestedCauses(t *testing.T) {
 		"",
 		"BUILD FAILED in 2m 41s",
 	}, "\n") + "\n"
-	path := filepath.Join(t.TempDir(), "gradle.log")
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeText(t, "gradle.log", log, 10)
 	r := rankOf(rep, "", 10)
 	if r == 0 {
 		t.Fatalf("the innermost cause L10 is not evidence: %+v", rep.Evidence)
@@ -447,14 +433,7 @@ func TestRunnerStoppedJob(t *testing.T) {
 	b.WriteString("test_websocket_reconnect (tests.test_ws.ReconnectTests) ... \n\n")
 	b.WriteString("No output has been received in the last 10m0s, this potentially indicates a stalled build or something wrong with the build itself.\n")
 	b.WriteString("The build has been terminated\n")
-	path := filepath.Join(t.TempDir(), "stalled.log")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeText(t, "stalled.log", b.String(), 5)
 	hang, notice := rankOf(rep, "", 31), rankOf(rep, "", 33)
 	if hang == 0 || notice == 0 {
 		t.Fatalf("the hanging test (L31) ranks %d, the runner's notice (L33) %d: %+v", hang, notice, rep.Evidence)

@@ -24,6 +24,16 @@ func writeFile(t testing.TB, name string, data []byte) string {
 	return p
 }
 
+// analyzeText analyses text written to a file of the given name.
+func analyzeText(t testing.TB, name, text string, top int) *Report {
+	t.Helper()
+	rep, err := Analyze(context.Background(), []string{writeFile(t, name, []byte(text))}, Options{Top: top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 func gz(t testing.TB, data []byte) []byte {
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)

@@ -1,13 +1,23 @@
 package logscan
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// trackLines feeds lines (indexed by line number, "" for none) to a
+// stepTrack as the engine does: the event heads whose template is a step
+// line.
+func trackLines(lines []string) *stepTrack {
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+	}
+	return &st
+}
 
 // TestStepRegions feeds step lines as the engine does (event heads whose
 // template is a step line) and checks the regions found.
@@ -25,15 +35,7 @@ func TestStepRegions(t *testing.T) {
 		10: "+ make check",                    // weak echo opens a step when none is open
 		11: "script returned exit code 2",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l == "" {
-			continue
-		}
-		if stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	got := fmt.Sprint(st.failed, st.passed)
 	if want := "[[4 8] [10 11]] [[1 3]]"; got != want {
 		t.Fatalf("failed, passed regions %s, want %s", got, want)
@@ -59,14 +61,7 @@ func TestFailedStepRanking(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		fmt.Fprintf(&b, "uploading cache part %d\n", i)
 	}
-	path := filepath.Join(t.TempDir(), "travis.log")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Analyze(context.Background(), []string{path}, Options{Top: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeText(t, "travis.log", b.String(), 5)
 	if rankOf(rep, "", 87) == 0 {
 		t.Fatalf("the vet diagnostic (L87) is not in the top 5: %+v", rep.Evidence)
 	}
@@ -96,15 +91,7 @@ func TestRunnerStages(t *testing.T) {
 		11: "Cleaning up project directory and file based variables",
 		12: "ERROR: Job failed: exit code 2",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l == "" {
-			continue
-		}
-		if stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	got := fmt.Sprint(st.failed, st.passed, st.runner)
 	if want := "[[5 6]] [] [[1 3] [9 12]]"; got != want {
 		t.Fatalf("failed, passed, runner regions %s, want %s", got, want)
@@ -128,12 +115,7 @@ func TestJenkinsShellSteps(t *testing.T) {
 		10: "[Pipeline] End of Pipeline",
 		11: "ERROR: script returned exit code 7",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l != "" && stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	if got, want := fmt.Sprint(st.failed, st.passed), "[[4 6]] []"; got != want {
 		t.Fatalf("failed, passed regions %s, want %s", got, want)
 	}
@@ -160,12 +142,7 @@ func TestTestRegions(t *testing.T) {
 		15: "test_fails (tests.test_ws.ReconnectTests) ... ",
 		16: "FAIL",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l != "" && stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	if got, want := fmt.Sprint(st.testPassed, st.testFailed), "[[1 3] [9 10] [11 13]] [[5 7] [4 8] [15 16]]"; got != want {
 		t.Fatalf("passed, failed test regions %s, want %s", got, want)
 	}
@@ -189,12 +166,7 @@ func TestSurefireRegions(t *testing.T) {
 		6: "[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE! - in com.acme.billing.InvoiceTest",
 		7: "Tests run: 7, Failures: 1, Errors: 0, Skipped: 0",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l != "" && stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	if got, want := fmt.Sprint(st.testPassed, st.testFailed), "[[1 3]] [[4 6]]"; got != want {
 		t.Fatalf("passed, failed test regions %s, want %s", got, want)
 	}
@@ -215,12 +187,7 @@ func TestHunksAndGradleTests(t *testing.T) {
 		12: "com.acme.SyncTest[jvm] > merges[jvm] FAILED",
 		13: "tests/test_api.py::test_error_mapping PASSED",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l != "" && stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	got := fmt.Sprint(st.hunks, st.testPassed, st.testFailed)
 	if want := "[[4 11] [6 7]] [[8 9]] [[10 12]]"; got != want {
 		t.Fatalf("hunks, passed, failed tests %s, want %s", got, want)
@@ -239,12 +206,7 @@ func TestActionsGroupHeader(t *testing.T) {
 		5: "go: updates to go.mod needed; to update it:",
 		6: "##[error]Process completed with exit code 1.",
 	}
-	var st stepTrack
-	for no, l := range lines {
-		if l != "" && stepLine(l) != stepNone {
-			st.line(l, no)
-		}
-	}
+	st := trackLines(lines)
 	if got, want := fmt.Sprint(st.failed), "[[5 6]]"; got != want {
 		t.Fatalf("failed regions %s, want %s", got, want)
 	}
