@@ -238,6 +238,9 @@ func TestCILineClasses(t *testing.T) {
 		"==9412==    definitely lost: 0 bytes in 0 blocks":                        lvNone,
 		"==9412== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)": lvNone,
 		"warning: Shop.Billing.TaxRates.rate_for/2 is undefined or private":       lvError,
+		// ScalaTest's own failure reports
+		"- applies a percentage discount before tax *** FAILED ***": lvError,
+		"  17.99 did not equal 18.00 (InvoiceTotalsSpec.scala:41)":  lvError,
 		// a level word as the member a program calls or names
 		"    console.error":                                  lvNone,
 		`      logger.warn(msg)`:                             lvNone,
@@ -265,6 +268,7 @@ func TestCILineClasses(t *testing.T) {
 		"Done. Your build exited with 1.":                                              true, "##[error]Process completed with exit code 1.": true,
 		"ERROR: Job failed: exit code 1": true, "script returned exit code 2": true,
 		"ERROR: Job failed: command terminated with exit code 1":                                 true,
+		"[error] Total time: 88 s (01:28), completed Jul 16, 2024, 12:04:53 PM":                  true,
 		"[ERROR] Re-run Maven using the -X switch to enable full debug logging.":                 true,
 		"[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException": true,
 		"[ERROR]   mvn <goals> -rf :ledger-core":                                                 true,

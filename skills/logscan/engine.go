@@ -49,8 +49,11 @@ type clusterStat struct {
 	level uint8
 	kw    uint8
 	kwSet bool
-	step  uint8 // stepLine of its first line, plus one; 0 not yet known
-	text  string
+	// runnerFail: its first message is a test runner's own report of a
+	// failure (see runnerFailure), an error even under an info tag
+	runnerFail bool
+	step       uint8 // stepLine of its first line, plus one; 0 not yet known
+	text       string
 	// For the cluster's own candidate (events without a root-cause line).
 	keyed    int64 // events that carried a root-cause line
 	lastFile int32
@@ -556,9 +559,10 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	if lvl == lvNone || lvl == lvInfo && ev.keyPri == keyNone {
 		if !c.kwSet {
 			c.kw, c.kwSet = keywordLevel(ev.msg), true
+			c.runnerFail = runnerFailure(ev.msg)
 		}
-		if lvl == lvNone {
-			lvl = c.kw
+		if lvl == lvNone || c.runnerFail {
+			lvl = max(lvl, c.kw)
 		}
 	}
 	switch {

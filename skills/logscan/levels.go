@@ -483,13 +483,22 @@ func vstestResult(m string) bool {
 	return ok && name != "" && !strings.ContainsAny(name, " \t") && strings.HasSuffix(dur, "s]")
 }
 
+// runnerFailure reports whether msg is a test runner's own report of a
+// failure: sbt prints ScalaTest's "- adds tax *** FAILED ***" and its
+// "17.99 did not equal 18.00" under an [info] tag, and such a report
+// outranks the tag.
+func runnerFailure(msg string) bool {
+	return testFailed(msg) || assertionDetail(msg)
+}
+
 // testFailed reports whether msg is a test runner's mark of a test that
 // failed, whatever its name says: jest's "✕", mocha's and ava's "✗",
-// "✘", "✖", "×" before the test's title, TAP's "not ok 3 - adds". A mark
+// "✘", "✖", "×" before the test's title, TAP's "not ok 3 - adds",
+// ScalaTest's "- adds tax *** FAILED ***". A mark
 // before a count ("✖ 19 problems (1 error, 18 warnings)") is a tally.
 func testFailed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
-	if strings.HasPrefix(m, "not ok ") {
+	if strings.HasPrefix(m, "not ok ") || strings.HasSuffix(strings.TrimRight(m, " "), "*** FAILED ***") {
 		return true
 	}
 	for _, p := range [...]string{"✕ ", "✗ ", "✘ ", "✖ ", "× "} {
@@ -550,6 +559,9 @@ func assertionDetail(msg string) bool {
 	}
 	if strings.HasPrefix(m, "Expected equality of") {
 		return true
+	}
+	if strings.Contains(m, " did not equal ") {
+		return true // ScalaTest: "17.99 did not equal 18.00 (Spec.scala:41)"
 	}
 	if i := strings.Index(m, "but was:"); i > 0 && strings.Contains(m[:i], "expected") {
 		// JUnit and Hamcrest anywhere in a line: surefire's summary
