@@ -314,19 +314,10 @@ func testLine(msg string) (int, string) {
 		}
 		return f[0]
 	}
-	switch {
-	case strings.HasPrefix(m, "=== RUN "):
-		return testStart, field(m[len("=== RUN "):])
-	case strings.HasPrefix(m, "--- PASS: "):
-		return testPass, field(m[len("--- PASS: "):])
-	case strings.HasPrefix(m, "--- FAIL: "):
-		return testFail, field(m[len("--- FAIL: "):])
-	case strings.HasPrefix(m, "[ RUN      ] "):
-		return testStart, field(m[len("[ RUN      ] "):])
-	case strings.HasPrefix(m, "[       OK ] "):
-		return testPass, field(m[len("[       OK ] "):])
-	case strings.HasPrefix(m, "[  FAILED  ] "):
-		return testFail, field(m[len("[  FAILED  ] "):])
+	for _, tm := range testMarks {
+		if rest, ok := strings.CutPrefix(m, tm.prefix); ok {
+			return tm.kind, field(rest)
+		}
 	}
 	m = strings.TrimRight(m, " \t")
 	if name, ev, ok := gradleTestEvent(m); ok {
@@ -380,6 +371,16 @@ func gradleTestEvent(m string) (name, ev string, ok bool) {
 		return m[:sp], ev, true
 	}
 	return "", "", false
+}
+
+// testMarks are the named start and result lines of go test and
+// googletest; the test's name follows the mark.
+var testMarks = [...]struct {
+	prefix string
+	kind   int
+}{
+	{"=== RUN ", testStart}, {"--- PASS: ", testPass}, {"--- FAIL: ", testFail},
+	{"[ RUN      ] ", testStart}, {"[       OK ] ", testPass}, {"[  FAILED  ] ", testFail},
 }
 
 // Maven surefire's lines for a test class: "Running com.acme.CartTest",
