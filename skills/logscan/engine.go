@@ -38,6 +38,7 @@ type cand struct {
 	firstErr bool // holds the first error of its file
 	lastErr  bool // holds the last error of its file
 	sub      uint64
+	annBy    int // line of the error that announced it (see announcer); 0 none
 }
 
 type clusterStat struct {
@@ -53,7 +54,14 @@ type clusterStat struct {
 	// failure (see runnerFailure), an error even under an info tag
 	runnerFail bool
 	step       uint8 // stepLine of its first line, plus one; 0 not yet known
-	text       string
+	// announce: its message ends the way a line that announces an error
+	// on the next line does ("error during build:"); 0 not yet known,
+	// 1 no, 2 yes (see announcer)
+	announce uint8
+	// annBy is the line of the error event that announced the
+	// cluster's first event on the line before it; 0 none
+	annBy int
+	text  string
 	// For the cluster's own candidate (events without a root-cause line).
 	keyed    int64 // events that carried a root-cause line
 	lastFile int32
@@ -100,6 +108,7 @@ type fileState struct {
 	startLine, endLine int
 	minutes            map[int64]*minuteBucket
 	curBucket          *minuteBucket // the bucket whose lastTime may share a block
+	annLine            int           // head of the last event when it was an error announcing the next line; 0 not
 	ev                 openEvent
 	steps              stepTrack
 }
@@ -228,6 +237,7 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	e.finishEvent(fs, fileIdx)
+	fs.steps.finish(fs.lines)
 	fs.bytes = sp.bytes
 	if fs.lines == 0 {
 		return nil, fmt.Errorf("%s: %w", path, ErrEmpty)
@@ -577,6 +587,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	e.levels[lvl]++
 
 	c.lastFile = fileIdx
+	if fs.annLine > 0 || lvl >= lvError {
+		announced(fs, c, lvl)
+	}
 	firstErr := lvl >= lvError && fs.firstErr == nil
 	if ev.keyPri != keyNone {
 		c.keyed++
@@ -630,6 +643,32 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 			bk.n++
 			bk.lastLine, bk.lastTime, bk.lastMS = ev.line, ev.time, ev.ms
 			fs.curBucket = bk
+		}
+	}
+}
+
+// announced notes the event fs.ev of cluster c at level lvl: an error
+// announcing the next line (see announcer), or the line an error on the
+// line before announced (the announcing event then had one line: the
+// next started after it). Kept out of line: finishEvent runs for every
+// event and is inlined where it is hot.
+//
+//go:noinline
+func announced(fs *fileState, c *clusterStat, lvl uint8) {
+	ev := &fs.ev
+	if fs.annLine > 0 && fs.annLine == ev.line-1 && c.count == 1 && !stackFrame(ev.msg) {
+		c.annBy = fs.annLine
+	}
+	fs.annLine = 0
+	if lvl >= lvError {
+		if c.announce == 0 {
+			c.announce = 1
+			if announcer(ev.msg) {
+				c.announce = 2
+			}
+		}
+		if c.announce == 2 {
+			fs.annLine = ev.line
 		}
 	}
 }

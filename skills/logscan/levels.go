@@ -312,6 +312,53 @@ func keywordLevel(msg string) uint8 {
 	return lvNone
 }
 
+// announcer reports whether an error message introduces the error
+// printed on the next line: a short line ending in ':' or '[' ("error
+// during build:", "The error(s) are [", "Could not resolve dependency:").
+// Tools print the message itself without a failure word ("src/a.tsx
+// (3:9): \"x\" is not exported by …").
+func announcer(msg string) bool {
+	m := strings.TrimRight(msg, " \t")
+	if m == "" || m[len(m)-1] != ':' && m[len(m)-1] != '[' {
+		return false
+	}
+	// It names a failure itself ("from a.cc:3:" and "In file included
+	// from" do not) and more than a verdict ("Failed tests:" lists names).
+	return len(strings.Fields(m)) <= maxAnnouncerWords && keywordLevel(m) >= lvWarn && !verdictOnly(m)
+}
+
+// maxAnnouncerWords is the most words an announcing line has.
+const maxAnnouncerWords = 8
+
+// treeLine reports whether msg is a line of a tree listing (a dependency
+// tree from Maven, Gradle, npm ls or cargo tree): after the bars of the
+// levels above, a branch ("+- ", "\\- ", "├── ", "└── ", "`-- ", "|-- ").
+// Its words name a node, not a failure, whatever the line's level.
+func treeLine(msg string) bool {
+	m := strings.TrimLeft(msg, " \t")
+	if strings.HasPrefix(m, "|-") {
+		return true
+	}
+	m = strings.TrimLeft(m, " \t|│")
+	for _, p := range [...]string{"+-", "\\-", "├", "└", "`-"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordless reports whether msg has no letter or digit: a bracket or a
+// rule closing a block ("]", "-----"), nothing to quote.
+func wordless(msg string) bool {
+	for i := 0; i < len(msg); i++ {
+		if isAlpha(msg[i]) || isDigit(msg[i]) || msg[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // cmakeStatus reports whether msg is one of CMake's status messages, which
 // report what a configure step found: "-- Could NOT find Doxygen (missing:
 // DOXYGEN_EXECUTABLE)" and "-- Looking for kqueue - not found" are the

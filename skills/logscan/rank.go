@@ -23,9 +23,9 @@ var (
 	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|(?-i:FAILURE:|\bFAILED\b)`)
 	// A compiler or linter diagnostic points at a source file, line and
 	// column: "src/x.c:12:5: error", "Foo.cs(14,7): error", "a.ts(3,1)",
-	// "posting.cc:88:22:".
+	// "posting.cc:88:22:", ktlint's "Foo.kt:48:1 Unexpected indentation".
 	// Stack frames ("at f (a.js:60:7)", "main.go:42 +0x1d") are not.
-	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|\(\d+,\d+\):)`)
+	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|:\d+:\d+ |\(\d+,\d+\):)`)
 	// A line announcing that the tool will try again reports a failure it
 	// is handling: "Retrying (Retry(total=4, ...)) after connection broken",
 	// "Retrying fetcher due to error (2/4)", "timeout, retrying in 5s".
@@ -156,8 +156,13 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		if cs.count == 0 || cs.count == cs.keyed {
 			continue
 		}
-		put(&cand{cluster: int32(i), file: cs.file, line: cs.first, head: cs.first, text: cs.text, headText: cs.text,
-			count: cs.count - cs.keyed, lastFile: cs.lastFile, lastLine: cs.last, level: cs.level, firstErr: cs.firstErr})
+		c := &cand{cluster: int32(i), file: cs.file, line: cs.first, head: cs.first, text: cs.text, headText: cs.text,
+			count: cs.count - cs.keyed, lastFile: cs.lastFile, lastLine: cs.last, level: cs.level, firstErr: cs.firstErr}
+		if cs.annBy > 0 && cs.keyed == 0 {
+			// the message an error line announced is that error
+			c.annBy, c.level = cs.annBy, max(c.level, lvError)
+		}
+		put(c)
 	}
 	for _, c := range e.subs {
 		put(c)
@@ -358,6 +363,16 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 				break
 			}
 		}
+	}
+	if c.annBy > 0 {
+		add(0.5, fmt.Sprintf("the error announced at L%d", c.annBy))
+	}
+	msg := text
+	if c.sub == 0 && int(c.cluster) < len(rc.texts) {
+		msg = rc.texts[c.cluster]
+	}
+	if c.level >= lvWarn && (treeLine(msg) || wordless(msg) && !strings.Contains(msg, "<*>")) {
+		add(-2, "a node of a tree or a bracket, not a report")
 	}
 	if !wrapper && reRetry.MatchString(text) {
 		add(-1, "retried")

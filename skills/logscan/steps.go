@@ -26,7 +26,23 @@ const (
 	stepTest     // a test runner's line for a test starting or ending (see testLine)
 	stepHunk     // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
 	stepGroupEnd // GitHub Actions' "##[endgroup]": a step's echoed script and settings end
+	stepTask     // a Gradle task header ("> Task :app:compileKotlin") or the build's verdict after them
 )
+
+// Gradle prints a header for each task it runs, "> Task :core:compileKotlin",
+// and marks the one that failed, "> Task :core:compileKotlin FAILED": the
+// task's output is printed under its header, or before a FAILED header that
+// repeats it (the compiler's "e: …" lines, then the header). So the lines
+// between the task headers around a FAILED one are the failed task's output,
+// up to maxTaskOutput lines back. The build's verdict ("FAILURE: Build
+// failed with an exception.", "BUILD FAILED in 2m") ends the task headers.
+const maxTaskOutput = 200
+
+// gradleTaskHeader reports whether msg is a Gradle task header; the "> "
+// may have been read as the line's header.
+func gradleTaskHeader(msg string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(msg, "> "), "Task :")
+}
 
 // reHunk reads a unified diff's hunk header: the old and new line counts.
 var reHunk = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
@@ -102,6 +118,9 @@ func stepLine(msg string) uint8 {
 	if msg == "##[endgroup]" {
 		return stepGroupEnd
 	}
+	if gradleTaskHeader(msg) || strings.HasPrefix(msg, "FAILURE: ") || strings.HasPrefix(msg, "BUILD FAILED") {
+		return stepTask
+	}
 	for _, p := range runnerStages {
 		if strings.HasPrefix(msg, p) {
 			return stepRunner
@@ -138,9 +157,13 @@ type stepTrack struct {
 	group  bool // the open step's echo is a GitHub Actions group not yet ended
 	stages int  // the first runner stage since the last exit; 0 none
 	setup  int  // the first set-up stage not yet followed by the script; 0 none
-	failed [][2]int
-	passed [][2]int
-	runner [][2]int
+	// Gradle: the last task header's line, and the start of the output of
+	// a task whose FAILED header came and whose output has not ended yet
+	// (0 none)
+	task, taskFailed int
+	failed           [][2]int
+	passed           [][2]int
+	runner           [][2]int
 
 	// Test cases, from a test runner's start line to its result line.
 	tests      map[string]int // open named tests (go test, googletest, surefire): name -> start
@@ -187,6 +210,19 @@ func (t *stepTrack) line(msg string, no int) {
 		t.post = true
 		if stepLine(msg) == stepRunner && t.stages == 0 {
 			t.stages = no
+		}
+	case stepTask:
+		t.finish(no - 1)
+		prev := t.task
+		t.task = 0
+		if gradleTaskHeader(msg) {
+			if strings.HasSuffix(strings.TrimRight(msg, " "), " FAILED") {
+				t.taskFailed = no // no header before it: only what follows
+				if prev != 0 {
+					t.taskFailed = max(prev+1, no-maxTaskOutput)
+				}
+			}
+			t.task = no
 		}
 	case stepTest:
 		t.test(msg, no)
@@ -235,6 +271,15 @@ func (t *stepTrack) line(msg string, no int) {
 		}
 		t.start, t.end, t.stages, t.post, t.shell = 0, 0, 0, false, false
 	}
+}
+
+// finish ends, at line last, the output of a failed Gradle task still
+// open.
+func (t *stepTrack) finish(last int) {
+	if t.taskFailed != 0 && last >= t.taskFailed && len(t.failed) < maxSteps {
+		t.failed = append(t.failed, [2]int{t.taskFailed, last})
+	}
+	t.taskFailed = 0
 }
 
 // maxOpenTests bounds the named tests a file may hold open.

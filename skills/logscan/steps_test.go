@@ -211,3 +211,88 @@ func TestActionsGroupHeader(t *testing.T) {
 		t.Fatalf("failed regions %s, want %s", got, want)
 	}
 }
+
+// TestGradleTaskRegions: a failed Gradle task's output is under its
+// FAILED header (ktlint, detekt) or before it, after the previous task's
+// header (the Kotlin compiler's "e:" lines); the build's verdict ends it.
+func TestGradleTaskRegions(t *testing.T) {
+	lines := []string{
+		1:  "> Task :core:compileKotlin",
+		2:  "e: file:///w/core/src/Invoice.kt:57:27 Unresolved reference: taxRate",
+		3:  "> Task :core:compileKotlin FAILED",
+		4:  "> Task :feature:lint",
+		5:  "> Task :feature:ktlintMainSourceSetCheck FAILED",
+		6:  "/w/feature/src/Geofence.kt:48:1 Unexpected indentation (16) (should be 12)",
+		8:  "> Task :feature:detekt",
+		9:  "> Task :app:check FAILED",
+		10: "Task :app:lint FAILED", // a "> " the header detector took
+		11: "/w/app/src/Main.kt:3:1 Imports must be ordered",
+		12: "FAILURE: Build failed with an exception.",
+		13: "> Task :tools:test FAILED",
+	}
+	st := trackLines(lines)
+	st.finish(15)
+	if got, want := fmt.Sprint(st.failed), "[[2 3] [5 7] [9 9] [10 11] [13 15]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+}
+
+// TestAnnouncedErrors: a short error line ending in ':' lends its level
+// to the message printed on the next line, which carries no failure word
+// of its own; a dependency tree's nodes and a closing bracket under an
+// error level are not reports.
+func TestAnnouncedErrors(t *testing.T) {
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, "web:build: transforming module %d of 412\n", i)
+	}
+	b.WriteString("web:build: x Build failed in 2.31s\n")
+	b.WriteString("web:build: error during build:\n")
+	b.WriteString(`web:build: src/cart/PriceTag.tsx (3:9): "formatCurrency" is not exported by "../shared/dist/index.mjs"` + "\n")
+	b.WriteString("web:build: file: src/cart/PriceTag.tsx:3:9\n")
+	b.WriteString("[ERROR] Require upper bound dependencies error for jackson-databind:2.15.4 paths to dependency are:\n")
+	b.WriteString("[ERROR] +-com.acme:orders-service:1.8.0-SNAPSHOT\n")
+	b.WriteString("[ERROR]   +-org.springframework.boot:spring-boot-starter-json:3.3.1\n")
+	b.WriteString("[ERROR]     \\- com.fasterxml.jackson.core:jackson-databind:2.15.4\n")
+	b.WriteString("[ERROR] ]\n")
+	rep := analyzeText(t, "vite.log", b.String(), 20)
+	rank := map[int]int{}
+	var reason string
+	for i, e := range rep.Evidence {
+		rank[e.Line] = i + 1
+		if e.Line == 23 {
+			reason = e.Reason
+		}
+	}
+	if rank[23] == 0 || !strings.Contains(reason, "announced at L22") {
+		t.Errorf("the announced message (L23) ranks %d, reason %q; evidence %+v", rank[23], reason, rep.Evidence)
+	}
+	for _, no := range []int{26, 27, 28, 29} {
+		if rank[no] != 0 && rank[no] < rank[25] {
+			t.Errorf("L%d (tree node or bracket) ranks %d, above the error it lists (%d)", no, rank[no], rank[25])
+		}
+	}
+	for msg, want := range map[string]bool{
+		"error during build:":                        true,
+		"Failed while enforcing. The error(s) are [": true,
+		"Failed tests:":                              false, // a verdict: names follow
+		"from ../src/pcap_session.cc:3:":             false, // no failure named
+		"error: this line is long and tells the whole story of what went wrong here:": false,
+	} {
+		if got := announcer(msg); got != want {
+			t.Errorf("announcer(%q) = %v, want %v", msg, got, want)
+		}
+	}
+	for msg, want := range map[string]bool{
+		"+-org.springframework.boot:spring-boot-starter-json:3.3.1": true,
+		"|  \\- com.fasterxml.jackson.core:jackson-databind:2.15.4": true,
+		"│   └── lodash@4.17.21":                                    true,
+		"|-- react@18.3.1":                                          true,
+		"│ Error: creating RDS DB Instance":                         false, // terraform's box
+		"+ make test":                                               false,
+	} {
+		if got := treeLine(msg); got != want {
+			t.Errorf("treeLine(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}
