@@ -263,7 +263,8 @@ func TestCILineClasses(t *testing.T) {
 	for in, want := range map[string]bool{
 		"BUILD FAILED in 1m 12s": true, "Finished: FAILURE": true, "ERRORS!": true, "* What went wrong:": true,
 		"FAILURE: Build failed with an exception.": true, "2024-03-12T10:15:14.2Z Build FAILED.": true,
-		"error: could not compile `x`": false, "Failed to pull image": false, "BUILD SUCCESSFUL": false,
+		"[09:42:05]W:\t [Step 3/3] BUILD FAILED in 18s": true, // a level letter is no word
+		"error: could not compile `x`":                  false, "Failed to pull image": false, "BUILD SUCCESSFUL": false,
 	} {
 		if got := verdictOnly(in); got != want {
 			t.Errorf("verdictOnly(%q) = %v, want %v", in, got, want)
@@ -280,6 +281,9 @@ func TestCILineClasses(t *testing.T) {
 		"[ERROR] Re-run Maven using the -X switch to enable full debug logging.":                 true,
 		"[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException": true,
 		"[ERROR]   mvn <goals> -rf :ledger-core":                                                 true,
+		"> Task :feature:tracking:ktlintMainSourceSetCheck FAILED":                               true,
+		"[09:42:05]E:\t [Step 3/3] Step Flyway migrate (Command Line) failed":                    true,
+		"Skipping cache upload for failed step":                                                  true,
 		"error: the command returned no rows":                                                    false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
 	} {
 		if got := reWrapper.MatchString(in); got != want {

@@ -237,7 +237,7 @@ func (e *engine) runFile(ctx context.Context, path string, phase int) (*fileStat
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	e.finishEvent(fs, fileIdx)
-	fs.steps.finish(fs.lines)
+	fs.steps.close(fs.lines, fs.lastErrLine)
 	fs.bytes = sp.bytes
 	if fs.lines == 0 {
 		return nil, fmt.Errorf("%s: %w", path, ErrEmpty)

@@ -222,6 +222,14 @@ func TestLevels(t *testing.T) {
 		"[INFO] started":                        lvInfo,
 		"I am fine":                             lvNone,
 		"E1129 10:00:00.000 1 x.go:1] x":        lvError,
+		// yarn's prefix and the symbols Node.js CLIs print as levels
+		`info "fsevents@2.3.3" failed compatibility check`:             lvInfo,
+		"[semantic-release] › ℹ  Analyzing commit: fix: crash on load": lvInfo,
+		"[semantic-release] › ✘  ENONPMTOKEN No npm token specified.":  lvError,
+		"[semantic-release] › ✔  Completed step \"fail\" of plugin":    lvInfo,
+		" ⚠ Using edge runtime on a page disables static generation":   lvWarn,
+		"⚠️  You're using a deprecated config option":                  lvWarn,
+		"information about ℹinfo":                                      lvNone,
 	}
 	for in, want := range cases {
 		if got := detectLevel(in); got != want {

@@ -202,8 +202,10 @@ func (g *grouper) continues(r *rec) bool {
 			r.key = keyCause
 			return true
 		}
-		if r.level >= lvWarn && g.mode != modePython {
+		if r.level >= lvError && g.mode != modePython {
 			r.key = keyExc
+		} else if r.level == lvWarn && g.mode != modePython {
+			r.key = keyWarn // a warning under the head, not an error
 		} else if r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn {
 			// An indented error under a plain head: a linter's
 			// "  48:5  error  ..." under the file name, kubectl's

@@ -84,11 +84,18 @@ const levelScanBytes = 96
 // detector gave none: upper-case level words (ERROR, [WARN], <E>),
 // level=error / "level":"error", syslog priorities <3>, and one-letter
 // levels in the ESP-IDF ("E (123)"), Android ("E/Tag", "  123  456 E Tag")
-// and glog ("E1129 10:00:00") shapes.
+// and glog ("E1129 10:00:00") shapes; yarn's leading "info", and the
+// symbols Node.js CLIs print as levels (see levelSymbols).
 func detectLevel(line string) uint8 {
 	s := line
 	if len(s) > levelScanBytes {
 		s = s[:levelScanBytes]
+	}
+	if strings.HasPrefix(s, "info ") {
+		return lvInfo
+	}
+	if l := symbolLevel(s); l != lvNone {
+		return l
 	}
 	if len(s) >= 2 {
 		c := s[0]
@@ -162,6 +169,33 @@ func detectLevel(line string) uint8 {
 			}
 		}
 		i = j
+	}
+	return lvNone
+}
+
+// levelSymbols are the symbols Node.js CLIs print as a line's level
+// (log-symbols, signale, listr), with the level each stands for: a step
+// that went well is info, whatever words follow ("✔ Completed step
+// \"fail\"").
+var levelSymbols = [...]struct {
+	sym string
+	lv  uint8
+}{{"ℹ", lvInfo}, {"⚠", lvWarn}, {"✖", lvError}, {"✘", lvError}, {"✔", lvInfo}}
+
+// symbolLevel finds a level symbol standing as a word in s (after the
+// start or a space, before a space or an emoji variation selector).
+func symbolLevel(s string) uint8 {
+	if strings.IndexByte(s, 0xe2) < 0 {
+		return lvNone
+	}
+	for _, ls := range levelSymbols {
+		i := strings.Index(s, ls.sym)
+		if i < 0 || i > 0 && s[i-1] != ' ' {
+			continue
+		}
+		if rest := s[i+len(ls.sym):]; rest == "" || rest[0] == ' ' || strings.HasPrefix(rest, "\uFE0F") {
+			return ls.lv
+		}
 	}
 	return lvNone
 }

@@ -23,9 +23,10 @@ var (
 	reExit = regexp.MustCompile(`(?i)BUILD FAILURE|BUILD FAILED|exit(ed)? (with )?(code|status):? ?[1-9]|exit code:? ?[1-9]|non-zero exit|returned [1-9]\b|rebooting|(?-i:FAILURE:|\bFAILED\b)`)
 	// A compiler or linter diagnostic points at a source file, line and
 	// column: "src/x.c:12:5: error", "Foo.cs(14,7): error", "a.ts(3,1)",
-	// "posting.cc:88:22:", ktlint's "Foo.kt:48:1 Unexpected indentation".
+	// "posting.cc:88:22:", ktlint's "Foo.kt:48:1 Unexpected indentation"
+	// (not Playwright's test title "search.spec.ts:18:7 › search").
 	// Stack frames ("at f (a.js:60:7)", "main.go:42 +0x1d") are not.
-	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|:\d+:\d+ |\(\d+,\d+\):)`)
+	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|:\d+:\d+ [A-Za-z]|\(\d+,\d+\):)`)
 	// A line announcing that the tool will try again reports a failure it
 	// is handling: "Retrying (Retry(total=4, ...)) after connection broken",
 	// "Retrying fetcher due to error (2/4)", "timeout, retrying in 5s".
@@ -35,7 +36,10 @@ var (
 	// dependency, not at the change under test.
 	reDependencyPath = regexp.MustCompile(`(site|dist)-packages/|node_modules/|/vendor/|\.cargo/registry/|/go/pkg/mod/|\.m2/repository/|/usr/(lib|include)/|\.gradle/caches/|/gems/|/Pods/|Carthage/Checkouts/`)
 	// Generic wrappers that report a failure explained elsewhere.
-	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|waiting for other jobs to finish|^(\[\w+\]\s*)?Total time:|^\s*\d+ (errors?|failures?)\b|` +
+	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|\b(for|of|on) (the |this )?failed (step|job|build|stage)\b|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|waiting for other jobs to finish|^(\[\w+\]\s*)?Total time:|^\s*\d+ (errors?|failures?)\b|` +
+		// a named unit's verdict: Gradle's "> Task :app:lint FAILED",
+		// TeamCity's "Step Migrate (Command Line) failed"
+		`\bTask :\S+ FAILED\s*$|\b(Step|Stage|Job) [^:]{1,80} failed\.?\s*$|` +
 		// Maven's help after every failed build
 		`re-?run Maven|\[Help \d+\]|information about the errors and possible solutions|to see the full stack trace of the errors|after correcting the problems, you can resume|mvn <(goals|args)> -rf`)
 	// Summaries that count or point back at failures reported elsewhere:
@@ -473,7 +477,9 @@ func verdictOnly(text string) bool {
 	failed := false
 	words := 0
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
-		if w == "t" || w == "z" { // ISO 8601 separators
+		if len(w) == 1 && w != "a" {
+			// ISO 8601's T and Z, a level letter ("W:" in TeamCity's
+			// "[09:42:05]W: [Step 3/3] BUILD FAILED")
 			continue
 		}
 		if !verdictWords[w] {

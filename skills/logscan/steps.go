@@ -151,6 +151,7 @@ const maxSteps = 64
 // exit report, and those before a script that started.
 type stepTrack struct {
 	start  int  // the last echoed command's line; 0 none since the last exit
+	echo   int  // the last echoed command's line of any kind
 	end    int  // where the open step's output ended (0: not yet)
 	post   bool // the runner is past the job's steps (after_script, post actions)
 	shell  bool // the open step is a Jenkins shell step
@@ -182,6 +183,7 @@ type stepTrack struct {
 func (t *stepTrack) line(msg string, no int) {
 	switch stepLine(msg) {
 	case stepEcho:
+		t.echo = no
 		strong := false
 		for _, p := range stepEchoes[:strongEchoes] {
 			strong = strong || strings.HasPrefix(msg, p)
@@ -280,6 +282,26 @@ func (t *stepTrack) finish(last int) {
 		t.failed = append(t.failed, [2]int{t.taskFailed, last})
 	}
 	t.taskFailed = 0
+}
+
+// close closes the file's regions at its last line. A job's script stops at
+// its first failing command, and runners that print no exit status
+// (Bitbucket Pipelines, Drone, a shell's set -x) end the log with it: when
+// no step was seen failing, no exit status was reported since the last
+// echoed command, and the file's last error (lastErr) came after that
+// command, its output to the end is the step that failed.
+func (t *stepTrack) close(last, lastErr int) {
+	t.finish(last)
+	if len(t.failed) > 0 || t.start == 0 || t.echo < t.start || lastErr <= t.echo {
+		return
+	}
+	r := [2]int{t.echo, last}
+	if t.end != 0 {
+		r[1] = t.end
+	}
+	if lastErr <= r[1] {
+		t.failed = append(t.failed, r)
+	}
 }
 
 // maxOpenTests bounds the named tests a file may hold open.

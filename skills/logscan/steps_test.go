@@ -237,6 +237,58 @@ func TestGradleTaskRegions(t *testing.T) {
 	}
 }
 
+// TestOpenStepAtEnd: with no exit status reported (Bitbucket, Drone,
+// set -x), the last echoed command is the one that failed when the
+// file's last error comes after it; not when a step was seen failing, an
+// exit status closed the step, or the errors came before the command.
+func TestOpenStepAtEnd(t *testing.T) {
+	lines := []string{
+		1: "+ yarn install --frozen-lockfile",
+		3: "+ yarn lint",
+		5: "+ yarn build",
+		6: "$ next build",
+	}
+	for _, c := range []struct {
+		last, lastErr int
+		exit          bool
+		want          string
+	}{
+		{20, 15, false, "[[6 20]]"},
+		{20, 4, false, "[]"}, // the last error came before the last command
+		{20, 15, true, "[]"}, // an exit status was reported
+		{20, 0, false, "[]"}, // no error at all
+	} {
+		ls := append([]string(nil), lines...)
+		if c.exit {
+			ls = append(ls, make([]string, 10)...)
+			ls[12] = "Process completed with exit code 0."
+		}
+		st := trackLines(ls)
+		st.close(c.last, c.lastErr)
+		if got := fmt.Sprint(st.failed); got != c.want {
+			t.Errorf("%+v: failed regions %s, want %s", c, got, c.want)
+		}
+	}
+}
+
+// TestWarningUnderError: an indented warning under an error's head is a
+// warning inside the event, not the event's error.
+func TestWarningUnderError(t *testing.T) {
+	text := "2024-06-01 10:00:00 ERROR [main] request failed\n" +
+		"    WARN retry budget low\n" +
+		"2024-06-01 10:00:01 INFO [main] next\n"
+	g := newGrouper(strings.Split(strings.TrimSpace(text), "\n"))
+	var keys []uint8
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		r := g.parse(l)
+		g.group(&r)
+		keys = append(keys, r.key)
+	}
+	if keys[1] != keyWarn {
+		t.Fatalf("keys %v: the indented WARN line has key %d, want keyWarn (%d)", keys, keys[1], keyWarn)
+	}
+}
+
 // TestAnnouncedErrors: a short error line ending in ':' lends its level
 // to the message printed on the next line, which carries no failure word
 // of its own; a dependency tree's nodes and a closing bracket under an
