@@ -563,6 +563,7 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 		c.step = stepLine(ev.msg) + 1
 	}
 	if c.step > 1 {
+		fs.steps.lastErr = fs.lastErrLine
 		fs.steps.line(ev.msg, ev.line)
 	}
 	lvl := ev.level

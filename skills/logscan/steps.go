@@ -150,14 +150,19 @@ const maxSteps = 64
 // the runner's own stages: those after the script, from the first to the
 // exit report, and those before a script that started.
 type stepTrack struct {
-	start  int  // the last echoed command's line; 0 none since the last exit
-	echo   int  // the last echoed command's line of any kind
-	end    int  // where the open step's output ended (0: not yet)
-	post   bool // the runner is past the job's steps (after_script, post actions)
-	shell  bool // the open step is a Jenkins shell step
-	group  bool // the open step's echo is a GitHub Actions group not yet ended
-	stages int  // the first runner stage since the last exit; 0 none
-	setup  int  // the first set-up stage not yet followed by the script; 0 none
+	start int  // the last echoed command's line; 0 none since the last exit
+	echo  int  // the last echoed command's line of any kind
+	end   int  // where the open step's output ended (0: not yet)
+	post  bool // the runner is past the job's steps (after_script, post actions)
+	shell bool // the open step is a Jenkins shell step
+	// lastErr is the file's last error line so far (set by the engine);
+	// shells are the Jenkins shell steps that printed an error, most
+	// recent last
+	lastErr int
+	shells  [][2]int
+	group   bool // the open step's echo is a GitHub Actions group not yet ended
+	stages  int  // the first runner stage since the last exit; 0 none
+	setup   int  // the first set-up stage not yet followed by the script; 0 none
 	// Gradle: the last task header's line, and the start of the output of
 	// a task whose FAILED header came and whose output has not ended yet
 	// (0 none)
@@ -204,6 +209,9 @@ func (t *stepTrack) line(msg string, no int) {
 	case stepPipe:
 		if t.shell && t.start != 0 && t.end == 0 {
 			t.end = no - 1
+			if t.lastErr >= t.start && len(t.shells) < maxSteps {
+				t.shells = append(t.shells, [2]int{t.start, t.end})
+			}
 		}
 	case stepAfter, stepRunner:
 		if t.start != 0 && t.end == 0 {
@@ -265,6 +273,14 @@ func (t *stepTrack) line(msg string, no int) {
 			if t.end != 0 {
 				r[1] = t.end
 			}
+			if code != 0 && t.shell && (t.lastErr < r[0] || t.lastErr > r[1]) && len(t.shells) > 0 {
+				// Jenkins reports the failed shell step's status at the
+				// end of the build, after the clean-up steps that still
+				// ran (a finally block, a container's removal): a last
+				// step that printed no error is one of those, and the
+				// failed step is the last one that printed an error.
+				r = t.shells[len(t.shells)-1]
+			}
 			if code != 0 && len(t.failed) < maxSteps {
 				t.failed = append(t.failed, r)
 			} else if code == 0 && len(t.passed) < maxSteps {
@@ -272,6 +288,7 @@ func (t *stepTrack) line(msg string, no int) {
 			}
 		}
 		t.start, t.end, t.stages, t.post, t.shell = 0, 0, 0, false, false
+		t.shells = t.shells[:0]
 	}
 }
 

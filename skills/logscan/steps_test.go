@@ -121,6 +121,43 @@ func TestJenkinsShellSteps(t *testing.T) {
 	}
 }
 
+// TestJenkinsCleanupStep: Jenkins reports a failed shell step's exit
+// status at the end of the build, after clean-up steps that still ran;
+// the failed step is the last one that printed an error, not the
+// clean-up that printed none.
+func TestJenkinsCleanupStep(t *testing.T) {
+	lines := []string{
+		1:  "[Pipeline] sh",
+		2:  "+ bin/rails db:migrate",
+		3:  "PG::UndefinedColumn: ERROR:  column accounts.currency does not exist",
+		4:  "[Pipeline] }",
+		5:  "[Pipeline] sh",
+		6:  "+ docker rm -f 3f8c1b7e2d9a",
+		7:  "[Pipeline] }",
+		8:  "[Pipeline] End of Pipeline",
+		9:  "ERROR: script returned exit code 1",
+		10: "[Pipeline] sh",
+		11: "+ make lint",
+		12: "[Pipeline] }",
+		13: "ERROR: script returned exit code 2",
+	}
+	errs := map[int]bool{3: true, 9: true}
+	var st stepTrack
+	for no, l := range lines {
+		if l != "" && stepLine(l) != stepNone {
+			st.line(l, no)
+		}
+		if errs[no] {
+			st.lastErr = no
+		}
+	}
+	// the second failure printed no error and no earlier step since the
+	// first exit report did: its own step stands
+	if got, want := fmt.Sprint(st.failed), "[[1 3] [10 11]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+}
+
 // TestTestRegions: test runners' start and result lines give each test's
 // region; a line belongs to the tightest region holding it.
 func TestTestRegions(t *testing.T) {
