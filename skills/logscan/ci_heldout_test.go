@@ -249,6 +249,13 @@ func TestCILineClasses(t *testing.T) {
 		// ScalaTest's own failure reports
 		"- applies a percentage discount before tax *** FAILED ***": lvError,
 		"  17.99 did not equal 18.00 (InvoiceTotalsSpec.scala:41)":  lvError,
+		// Go's compiler errors carry no failure word
+		"internal/billing/totals.go:12:2: undefined: roundHalfEven": lvError,
+		"./main.go:9:2: \"os\" imported and not used":               lvError,
+		"./main.go:14:3: declared and not used: n":                  lvError,
+		"the value is undefined: see docs":                          lvError,
+		// Elixir quotes source under a warning with a box bar
+		" 211 │     Logger.warn(\"retrieval failed\")": lvNone,
 		// a level word as the member a program calls or names
 		"    console.error":                                  lvNone,
 		`      logger.warn(msg)`:                             lvNone,

@@ -255,7 +255,7 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|definitely lost|data race|race detected|unresolved (reference|external))\b|Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
@@ -284,7 +284,8 @@ var reCompoundName = regexp.MustCompile(`[A-Za-z0-9][-_.](errors?|failures?|fail
 // codeExcerpt reports whether msg is a line of source code a compiler or
 // test runner quotes under its diagnostic, numbered in a margin: rustc's
 // and gcc's "41 |     return Err(PoolError::Closed)", jest's
-// "> 23 |   expect(x)". Its words are the program's, not a report.
+// "> 23 |   expect(x)", Elixir's "211 │     Logger.warn(…)". Its words are
+// the program's, not a report.
 func codeExcerpt(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	m = strings.TrimPrefix(m, "> ")
@@ -297,7 +298,7 @@ func codeExcerpt(msg string) bool {
 		return false
 	}
 	m = strings.TrimLeft(m[i:], " ")
-	return strings.HasPrefix(m, "| ") || m == "|"
+	return strings.HasPrefix(m, "| ") || m == "|" || strings.HasPrefix(m, "│")
 }
 
 // keywordLevel classifies a message by its words: error, warn or none.

@@ -24,9 +24,10 @@ var (
 	// A compiler or linter diagnostic points at a source file, line and
 	// column: "src/x.c:12:5: error", "Foo.cs(14,7): error", "a.ts(3,1)",
 	// "posting.cc:88:22:", ktlint's "Foo.kt:48:1 Unexpected indentation"
-	// (not Playwright's test title "search.spec.ts:18:7 › search").
+	// (not Playwright's test title "search.spec.ts:18:7 › search"),
+	// dialyxir's "calculator.ex:64:15:call" (the warning's kind last).
 	// Stack frames ("at f (a.js:60:7)", "main.go:42 +0x1d") are not.
-	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|:\d+:\d+ [A-Za-z]|\(\d+,\d+\):)`)
+	reLocated = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9+]{0,5}((:\d+){1,2}:(\s|$)|:\d+:\d+ [A-Za-z]|:\d+:\d+:[a-z_]+$|\(\d+,\d+\):)`)
 	// A line announcing that the tool will try again reports a failure it
 	// is handling: "Retrying (Retry(total=4, ...)) after connection broken",
 	// "Retrying fetcher due to error (2/4)", "timeout, retrying in 5s".
@@ -318,6 +319,11 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		} else if !passed && !wrapper && !summary {
 			add(1, fmt.Sprintf("output of the test that failed at L%d", r[1]))
 		}
+	}
+	// A failed Gradle task's output, inside the CI step or not.
+	if r, ok := regionOf(fs.steps.tasks, c.line); ok && !wrapper && !summary && (c.level >= lvWarn || located) {
+		failedStep = true
+		add(1, fmt.Sprintf("output of the task that failed at L%d", r[1]))
 	}
 	if r, ok := regionOf(fs.steps.hunks, c.line); ok && c.level >= lvWarn {
 		add(-3, fmt.Sprintf("a line of the diff at L%d", r[0]-1))

@@ -77,10 +77,12 @@ var (
 // and npm scripts "> ". The last two start a step only where none is open,
 // since output can start so too (a diff's "+ added", a quoted "> line").
 // Indented, none is an echo ("    > 23 | expect(x)" in a code frame).
-var stepEchoes = [...]string{"##[group]Run ", "$ ", "[Pipeline] sh", "[Pipeline] bat", "[Pipeline] powershell", "[Pipeline] pwsh", "+ ", "> "}
+// CircleCI prints each run step's shell before its command,
+// "#!/bin/bash -eo pipefail".
+var stepEchoes = [...]string{"##[group]Run ", "$ ", "[Pipeline] sh", "[Pipeline] bat", "[Pipeline] powershell", "[Pipeline] pwsh", "#!/bin/bash -eo pipefail", "#!/bin/sh -eo pipefail", "+ ", "> "}
 
 // strongEchoes is how many of stepEchoes always start a step.
-const strongEchoes = 6
+const strongEchoes = 8
 
 // jenkinsStep is the prefix of a Jenkins pipeline's lines.
 const jenkinsStep = "[Pipeline] "
@@ -89,9 +91,9 @@ const jenkinsStep = "[Pipeline] "
 // `The command "x" exited with 2.`, GitHub's "Process completed with exit
 // code 1.", GitLab's "Job failed: exit code 1" (on Kubernetes "Job failed:
 // command terminated with exit code 1"), Jenkins's "script returned exit
-// code 2". A retry notice ("failed. Retrying, 2 of 3.") ends no step;
+// code 2", CircleCI's "Exited with code exit status 2". A retry notice ("failed. Retrying, 2 of 3.") ends no step;
 // nor does a whole build's verdict ("Your build exited with 1").
-var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code) (\d+)`)
+var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?) ?(\d+)`)
 
 // stepLine classifies a message by its first bytes, once per template.
 func stepLine(msg string) uint8 {
@@ -170,6 +172,7 @@ type stepTrack struct {
 	failed           [][2]int
 	passed           [][2]int
 	runner           [][2]int
+	tasks            [][2]int // the output of Gradle tasks that failed
 
 	// Test cases, from a test runner's start line to its result line.
 	tests      map[string]int // open named tests (go test, googletest, surefire): name -> start
@@ -295,8 +298,8 @@ func (t *stepTrack) line(msg string, no int) {
 // finish ends, at line last, the output of a failed Gradle task still
 // open.
 func (t *stepTrack) finish(last int) {
-	if t.taskFailed != 0 && last >= t.taskFailed && len(t.failed) < maxSteps {
-		t.failed = append(t.failed, [2]int{t.taskFailed, last})
+	if t.taskFailed != 0 && last >= t.taskFailed && len(t.tasks) < maxSteps {
+		t.tasks = append(t.tasks, [2]int{t.taskFailed, last})
 	}
 	t.taskFailed = 0
 }
@@ -309,7 +312,7 @@ func (t *stepTrack) finish(last int) {
 // command, its output to the end is the step that failed.
 func (t *stepTrack) close(last, lastErr int) {
 	t.finish(last)
-	if len(t.failed) > 0 || t.start == 0 || t.echo < t.start || lastErr <= t.echo {
+	if len(t.failed) > 0 || len(t.tasks) > 0 || t.start == 0 || t.echo < t.start || lastErr <= t.echo {
 		return
 	}
 	r := [2]int{t.echo, last}

@@ -269,7 +269,7 @@ func TestGradleTaskRegions(t *testing.T) {
 	}
 	st := trackLines(lines)
 	st.finish(15)
-	if got, want := fmt.Sprint(st.failed), "[[2 3] [5 7] [9 9] [10 11] [13 15]]"; got != want {
+	if got, want := fmt.Sprint(st.tasks), "[[2 3] [5 7] [9 9] [10 11] [13 15]]"; got != want {
 		t.Fatalf("failed regions %s, want %s", got, want)
 	}
 }
@@ -323,6 +323,33 @@ func TestWarningUnderError(t *testing.T) {
 	}
 	if keys[1] != keyWarn {
 		t.Fatalf("keys %v: the indented WARN line has key %d, want keyWarn (%d)", keys, keys[1], keyWarn)
+	}
+}
+
+// TestCircleCISteps: CircleCI prints a run step's shell before its
+// command and "Exited with code exit status N" after a failed one.
+func TestCircleCISteps(t *testing.T) {
+	lines := []string{
+		1: "#!/bin/bash -eo pipefail",
+		2: "mix format --check-formatted",
+		3: "#!/bin/bash -eo pipefail",
+		4: "mix dialyzer --format dialyxir",
+		5: "lib/quayside/tariffs/calculator.ex:64:15:call",
+		6: "Exited with code exit status 2",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.failed), "[[3 6]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+	for in, want := range map[string]bool{
+		"lib/quayside/tariffs/calculator.ex:64:15:call":            true, // dialyxir
+		"src/Geofence.kt:48:1 Unexpected indentation":              true, // ktlint
+		"  ✘  15 [chromium] › search/search.spec.ts:18:7 › search": false,
+		"10:30:45:done": false,
+	} {
+		if got := reLocated.MatchString(in); got != want {
+			t.Errorf("reLocated.MatchString(%q) = %v, want %v", in, got, want)
+		}
 	}
 }
 
