@@ -73,12 +73,25 @@ func readCICases(t *testing.T, readme string) []ciCase {
 // of them. The engine must find a cause in at least 80% of the files and do
 // at least twice as well as the baseline.
 func TestEvidenceCIHeldOut(t *testing.T) {
-	dir := filepath.Join("testdata", "ci")
-	cases := readCICases(t, filepath.Join(dir, "README.md"))
-	if len(cases) < 12 {
-		t.Fatalf("%d cases in the README table, want at least 12", len(cases))
+	engineHits, naiveHits, n := measureHeldOut(t, filepath.Join("testdata", "ci"), 12)
+	if engineHits*5 < n*4 {
+		t.Errorf("engine found a cause in %d of %d files, want at least 80%%", engineHits, n)
 	}
-	var engineHits, naiveHits int
+	if engineHits < 2*naiveHits {
+		t.Errorf("engine %d hits, grep baseline %d: want at least twice the baseline", engineHits, naiveHits)
+	}
+}
+
+// measureHeldOut runs the engine and the grep baseline on the logs that
+// dir's README.md tables label (at least minCases of them), logs each
+// file's ranks and each table's score, and returns the files where the
+// engine and the baseline found a cause in their top 5, and the count.
+func measureHeldOut(t *testing.T, dir string, minCases int) (engineHits, naiveHits, n int) {
+	t.Helper()
+	cases := readCICases(t, filepath.Join(dir, "README.md"))
+	if len(cases) < minCases {
+		t.Fatalf("%d cases in the README tables, want at least %d", len(cases), minCases)
+	}
 	tables := 0
 	for _, c := range cases {
 		tables = max(tables, c.table+1)
@@ -130,7 +143,7 @@ func TestEvidenceCIHeldOut(t *testing.T) {
 			}
 		}
 	}
-	n := len(cases)
+	n = len(cases)
 	per := make([]string, tables)
 	for i := range per {
 		per[i] = fmt.Sprintf("%d/%d", tableHits[i], tableN[i])
@@ -138,12 +151,7 @@ func TestEvidenceCIHeldOut(t *testing.T) {
 	t.Logf("engine, table by table in the README's order (each written after the ranking changes before it): %s", strings.Join(per, ", "))
 	t.Logf("engine %d/%d (%.0f%%), grep baseline %d/%d (%.0f%%)", engineHits, n, 100*float64(engineHits)/float64(n),
 		naiveHits, n, 100*float64(naiveHits)/float64(n))
-	if engineHits*5 < n*4 {
-		t.Errorf("engine found a cause in %d of %d files, want at least 80%%", engineHits, n)
-	}
-	if engineHits < 2*naiveHits {
-		t.Errorf("engine %d hits, grep baseline %d: want at least twice the baseline", engineHits, naiveHits)
-	}
+	return engineHits, naiveHits, n
 }
 
 func TestCILineClasses(t *testing.T) {
