@@ -91,8 +91,9 @@ const jenkinsStep = "[Pipeline] "
 // `The command "x" exited with 2.`, GitHub's "Process completed with exit
 // code 1.", GitLab's "Job failed: exit code 1" (on Kubernetes "Job failed:
 // command terminated with exit code 1"), Jenkins's "script returned exit
-// code 2", CircleCI's "Exited with code exit status 2". A retry notice ("failed. Retrying, 2 of 3.") ends no step;
-// nor does a whole build's verdict ("Your build exited with 1").
+// code 2", CircleCI's "Exited with code exit status 2". A retry notice
+// ("failed. Retrying, 2 of 3.") ends no step; nor does a whole build's
+// verdict ("Your build exited with 1").
 var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?) ?(\d+)`)
 
 // stepLine classifies a message by its first bytes, once per template.
