@@ -35,10 +35,9 @@ type cand struct {
 	lastLine int
 	level    uint8
 	keyPri   uint8
-	firstErr bool // holds the first error of its file
-	lastErr  bool // holds the last error of its file
 	sub      uint64
-	annBy    int // line of the error that announced it (see announcer); 0 none
+	annBy    int  // line of the error that announced it (see announcer); 0 none
+	bg       bool // a background error (see background), set by rank
 }
 
 type clusterStat struct {
@@ -65,7 +64,6 @@ type clusterStat struct {
 	// For the cluster's own candidate (events without a root-cause line).
 	keyed    int64 // events that carried a root-cause line
 	lastFile int32
-	firstErr bool
 }
 
 // openEvent is the event being assembled by the consumer.
@@ -591,7 +589,6 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	if fs.annLine > 0 || lvl >= lvError {
 		announced(fs, c, lvl)
 	}
-	firstErr := lvl >= lvError && fs.firstErr == nil
 	if ev.keyPri != keyNone {
 		c.keyed++
 		k := subKey{cluster: ev.cluster, shape: shapeHash(e.seed, ev.keyText)}
@@ -608,13 +605,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 			}
 			cd.lastFile, cd.lastLine = fileIdx, ev.line
 			cd.level = max(cd.level, lvl)
-			cd.firstErr = cd.firstErr || firstErr
 		} else {
 			c.keyed--
-			c.firstErr = c.firstErr || firstErr
 		}
-	} else {
-		c.firstErr = c.firstErr || firstErr
 	}
 
 	if ev.ms != 0 {

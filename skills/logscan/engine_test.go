@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // topHas reports the 1-based rank of line in the evidence, 0 when absent.
@@ -451,5 +452,49 @@ func TestRunnerStoppedJob(t *testing.T) {
 	}
 	if e := rep.Evidence[notice-1]; !strings.Contains(e.Reason, "crash marker") {
 		t.Errorf("L33 reason %q", e.Reason)
+	}
+}
+
+// TestServiceIncident: in a service log, an error that recurs from the
+// first minutes to the end is background; the incident's cause is the
+// first other error, shortly before the largest burst of errors, and it
+// outranks both the background and the burst's louder consequences.
+func TestServiceIncident(t *testing.T) {
+	var b strings.Builder
+	ts := time.Date(2024, 6, 3, 10, 0, 0, 0, time.UTC)
+	line := 0
+	emit := func(level, msg string) {
+		line++
+		fmt.Fprintf(&b, "%s %s [main] %s\n", ts.Format("2006-01-02 15:04:05.000"), level, msg)
+		ts = ts.Add(time.Second)
+	}
+	cause := 0
+	for i := range 400 {
+		switch {
+		case i%20 == 3:
+			emit("ERROR", fmt.Sprintf("sshd: Failed password for root from 198.51.100.%d port %d", i%250, 40000+i))
+		case i == 250:
+			emit("ERROR", "pool: remaining connection slots are reserved for superuser connections")
+			cause = line
+		case i > 300 && i < 340:
+			emit("ERROR", fmt.Sprintf("GET /api/orders/%d failed: upstream request timeout after 30000 ms", 1000+i))
+		default:
+			emit("INFO", fmt.Sprintf("GET /api/orders/%d 200 in %d ms", 1000+i, 10+i%40))
+		}
+	}
+	rep := analyzeText(t, "svc.log", b.String(), 10)
+	rank := map[int]int{}
+	reasons := map[int]string{}
+	for i, e := range rep.Evidence {
+		rank[e.Line], reasons[e.Line] = i+1, e.Reason
+	}
+	if rank[cause] != 1 {
+		t.Errorf("the cause L%d ranks %d, want 1; evidence %+v", cause, rank[cause], rep.Evidence)
+	}
+	if !strings.Contains(reasons[cause], "first error after the background ones") {
+		t.Errorf("the cause's reason %q, want it called the first error after the background ones", reasons[cause])
+	}
+	if r, ok := reasons[4]; ok && !strings.Contains(r, "recurs through the whole log") {
+		t.Errorf("the ssh failures (L4) are not called background: %q", r)
 	}
 }

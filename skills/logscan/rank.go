@@ -48,8 +48,9 @@ var (
 	// "(1 error, 18 warnings)") and references ("due to 1 previous error",
 	// "about this error", "skipped due to earlier failure(s)").
 	// A count is a tally only where a list or the line goes on after it,
-	// so "after 5 failed attempts" and "upstream error 503" are not.
-	reSummary = regexp.MustCompile(`(?i)\b\d+ (\w+ )?(errors?|failures?|failed|problems?)(\s*[,;.()]|\s*$|\s+(in|and|out of)\b)|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed): \d+\b|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
+	// so "after 5 failed attempts" and "upstream error 503" are not, and
+	// only a number standing alone ("0.0.0.0:443 failed (98: …)" is a port).
+	reSummary = regexp.MustCompile(`(?i)(^|[\s(\[,])\d+ (\w+ )?(errors?|failures?|failed|problems?)(\s*[,;.()]|\s*$|\s+(in|and|out of)\b)|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed): \d+\b|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
 	reKnown   = []known{
 		{regexp.MustCompile(`(?i)no space left on device|disk quota|disk full`), "disk full"},
 		{regexp.MustCompile(`(?i)too many open files`), "file descriptors exhausted"},
@@ -91,6 +92,36 @@ type rankCtx struct {
 	// lastBeforeStop maps a line that was the last output before a CI
 	// runner stopped the job to the line of the runner's notice
 	lastBeforeStop map[[2]int]int
+	// onset is, per file, the first line of the first error that is not
+	// background (see background)
+	onset map[int32]int
+	// incident is, per file, the first line of its largest burst of errors
+	incident map[int32]int
+}
+
+// incidentWindow is how many lines before a file's largest burst of errors
+// an error first seen there counts as one of its causes: the cascade is
+// loud, what started it came shortly before.
+const incidentWindow = 150
+
+// Background errors: a template of warnings or errors that a service log
+// prints from its first quarter to its last, at least bgMinCount times
+// (failed ssh logins, scanners' TLS handshakes, a chatty driver), was
+// there before whatever went wrong and goes on after it. An engineer reads
+// past it; the incident's first error is the first of the others.
+const (
+	bgMinCount = 3
+	bgMinLines = 200 // shorter files have no "all day"
+	bgEdge     = 0.25
+)
+
+// background reports whether c is one of its file's background errors.
+func background(c *cand, files []*fileState) bool {
+	if c.level < lvWarn || c.count < bgMinCount || c.lastFile != c.file {
+		return false
+	}
+	n := float64(files[c.file].lines)
+	return n >= bgMinLines && float64(c.head) <= bgEdge*n && float64(c.lastLine) >= (1-bgEdge)*n
 }
 
 // novelty returns, per file, the number of templates first seen in it
@@ -151,7 +182,6 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		}
 		m.count += c.count
 		m.level = max(m.level, c.level)
-		m.firstErr = m.firstErr || c.firstErr
 		if c.lastFile > m.lastFile || c.lastFile == m.lastFile && c.lastLine > m.lastLine {
 			m.lastFile, m.lastLine = c.lastFile, c.lastLine
 		}
@@ -162,7 +192,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			continue
 		}
 		c := &cand{cluster: int32(i), file: cs.file, line: cs.first, head: cs.first, text: cs.text, headText: cs.text,
-			count: cs.count - cs.keyed, lastFile: cs.lastFile, lastLine: cs.last, level: cs.level, firstErr: cs.firstErr}
+			count: cs.count - cs.keyed, lastFile: cs.lastFile, lastLine: cs.last, level: cs.level}
 		if cs.annBy > 0 && cs.keyed == 0 {
 			// the message an error line announced is that error
 			c.annBy, c.level = cs.annBy, max(c.level, lvError)
@@ -183,10 +213,34 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			rc.first[k] = cs.first
 		}
 	}
-	// The last error of each file.
+	// Errors that recur through a whole service log are its background;
+	// the incident's first error (its onset) and its last are the first
+	// and the last of the others.
+	rc.onset = map[int32]int{}
 	lastErr := map[int32]int{}
-	for i, fs := range rc.files {
-		lastErr[int32(i)] = fs.lastErrLine
+	for _, c := range all {
+		c.bg = background(c, rc.files)
+		if c.bg || c.level < lvError {
+			continue
+		}
+		if o, ok := rc.onset[c.file]; !ok || c.head < o {
+			rc.onset[c.file] = c.head
+		}
+		if c.lastLine > lastErr[c.lastFile] {
+			lastErr[c.lastFile] = c.lastLine
+		}
+	}
+	rc.incident = map[int32]int{}
+	for f, bs := range rc.bursts {
+		best := -1
+		for i, b := range bs {
+			if best < 0 || b.Errors > bs[best].Errors {
+				best = i
+			}
+		}
+		if best >= 0 {
+			rc.incident[f] = bs[best].StartLine
+		}
 	}
 	rc.novel = novelty(e.cl, len(rc.files))
 	rc.lastBeforeStop = lastBeforeStop(all)
@@ -284,12 +338,18 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if stop, ok := rc.lastBeforeStop[[2]int{int(c.file), c.line}]; ok {
 		add(2, fmt.Sprintf("last output before the runner stopped the job at L%d", stop))
 	}
-	if c.firstErr {
+	if c.bg {
+		add(-1.5, fmt.Sprintf("recurs through the whole log, L%d to L%d", c.head, c.lastLine))
+	}
+	if c.level >= lvError && !c.bg && c.head == rc.onset[c.file] {
 		fw := 1.0
 		if int(c.file) < len(rc.novel) {
 			fw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
 		}
 		add(0.5+fw, "first error")
+		if o := rc.files[c.file].firstErrLine; o > 0 && o < c.head {
+			s.reasons[len(s.reasons)-1] = "first error after the background ones"
+		}
 	}
 	// The output of a CI step that failed is where its cause is; a line
 	// with no level counts there when it points at source or is among the
@@ -334,7 +394,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if (c.level >= lvError || failedStep && c.level == lvNone) && !wrapper && !summary && located {
 		add(1, "points at a source line")
 	}
-	if le := lastErr[c.lastFile]; le > 0 && c.lastLine == le && c.level >= lvError {
+	if le := lastErr[c.lastFile]; le > 0 && c.lastLine == le && c.level >= lvError && !c.bg {
 		add(1, "last error before the end")
 	}
 	if fs.lines > 0 && c.lastLine > rc.files[c.lastFile].lines-20 && (c.level >= lvWarn || crash) {
@@ -350,7 +410,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		pw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
 	}
 	if c.level < lvError && c.sub == 0 && pw > 0 {
-		for _, start := range precursorStarts(fs, rc.bursts[c.file]) {
+		for _, start := range precursorStarts(rc.onset[c.file], rc.bursts[c.file]) {
 			lo := start - precursorWindow
 			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head {
 				w := 2.5
@@ -360,6 +420,16 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 				add(w*pw, fmt.Sprintf("new %d lines before the errors starting at L%d", start-c.head, start))
 				break
 			}
+		}
+	}
+	// Likewise an error first seen shortly before a service log's largest
+	// burst of errors, or starting it (a build log's minutes say little).
+	if b, ok := rc.incident[c.file]; ok && pw > 0 && c.level >= lvError && !c.bg && c.head <= b && c.head >= b-incidentWindow &&
+		rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head {
+		if c.head == b {
+			add(1.5*pw, fmt.Sprintf("starts the largest burst of errors at L%d", b))
+		} else {
+			add(1.5*pw, fmt.Sprintf("new %d lines before the largest burst of errors at L%d", b-c.head, b))
 		}
 	}
 	if c.level >= lvWarn && (assertionDetail(text) || int(c.cluster) < len(rc.texts) && assertionDetail(rc.texts[c.cluster])) {
@@ -442,13 +512,13 @@ func lastBeforeStop(all []*cand) map[[2]int]int {
 // a newly appearing template counts as what preceded it.
 const precursorWindow = 60
 
-func precursorStarts(fs *fileState, bursts []Burst) []int {
+func precursorStarts(onset int, bursts []Burst) []int {
 	var s []int
-	if fs.firstErrLine > 0 {
-		s = append(s, fs.firstErrLine)
+	if onset > 0 {
+		s = append(s, onset)
 	}
 	for _, b := range bursts {
-		if b.StartLine != fs.firstErrLine {
+		if b.StartLine != onset {
 			s = append(s, b.StartLine)
 		}
 	}
