@@ -498,3 +498,32 @@ func TestServiceIncident(t *testing.T) {
 		t.Errorf("the ssh failures (L4) are not called background: %q", r)
 	}
 }
+
+// TestTraceLineByLine: logcat (like journald and syslog) gives every line
+// of a stack trace its own header; the frames and causes still belong to
+// the exception's event, and its last "Caused by:" is the evidence shown.
+func TestTraceLineByLine(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "06-03 10:09:%02d.100  1402  1542 I ActivityManager: Start proc %d:com.acme.app/u0a%d\n", i%60, 18000+i, 100+i)
+	}
+	b.WriteString(`06-03 10:09:45.974 18342 18342 E AndroidRuntime: FATAL EXCEPTION: main
+06-03 10:09:45.974 18342 18342 E AndroidRuntime: Process: com.acme.notes, PID: 18342
+06-03 10:09:45.975 18342 18342 E AndroidRuntime: java.lang.IllegalStateException: could not save draft
+06-03 10:09:45.975 18342 18342 E AndroidRuntime: 	at com.acme.notes.DraftRepository.save(DraftRepository.kt:88)
+06-03 10:09:45.975 18342 18342 E AndroidRuntime: 	at com.acme.notes.EditorViewModel.onPause(EditorViewModel.kt:41)
+06-03 10:09:45.975 18342 18342 E AndroidRuntime: Caused by: android.database.sqlite.SQLiteConstraintException: UNIQUE constraint failed: drafts.client_id (code 2067)
+06-03 10:09:45.975 18342 18342 E AndroidRuntime: 	at android.database.sqlite.SQLiteConnection.nativeExecuteForLastInsertedRowId(Native Method)
+06-03 10:09:45.975 18342 18342 E AndroidRuntime: 	... 12 more
+06-03 10:09:46.010  1402  1542 I ActivityManager: Process com.acme.notes (pid 18342) has died
+`)
+	rep := analyzeText(t, "logcat.log", b.String(), 5)
+	if len(rep.Evidence) == 0 || rep.Evidence[0].Line != 46 {
+		t.Fatalf("top evidence %+v, want the Caused by line (L46)", rep.Evidence)
+	}
+	for _, e := range rep.Evidence {
+		if e.Line == 44 || e.Line == 45 || e.Line == 47 || e.Line == 48 {
+			t.Errorf("a frame is evidence on its own: %+v", e)
+		}
+	}
+}

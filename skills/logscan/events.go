@@ -142,9 +142,26 @@ func (g *grouper) parseInto(r *rec, text string) {
 }
 
 // startsEvent reports whether a parsed line starts an event whatever the
-// lines before it were (it has a timestamp), which resets all of the
-// grouper's state.
-func (r *rec) startsEvent() bool { return !r.blank && r.time != "" }
+// lines before it were (it has a timestamp and cannot be a stack trace's
+// next line, see tracePart), which resets all of the grouper's state.
+func (r *rec) startsEvent() bool { return !r.blank && r.time != "" && !tracePart(r.msg) }
+
+// tracePart reports whether a message with a timestamp of its own may be
+// a line of the stack trace the event before it started: logcat,
+// journald and syslog give every line a header, so an exception's frames
+// ("at com.acme.Foo.bar(Foo.kt:12)") and its causes ("Caused by: …",
+// "... 12 more") come each with the header.
+func tracePart(msg string) bool {
+	switch byteAt(msg) {
+	case 'a':
+		return strings.HasPrefix(msg, "at ") && stackFrame(msg)
+	case 'C':
+		return strings.HasPrefix(msg, "Caused by: ")
+	case '.':
+		return strings.HasPrefix(msg, "... ") && strings.HasSuffix(msg, " more")
+	}
+	return false
+}
 
 // group decides whether a parsed line continues the current event, sets
 // r.cont and r.key, and updates the grouper's state.
@@ -163,6 +180,13 @@ func (g *grouper) group(r *rec) {
 			r.cont = true
 			return
 		}
+	} else if g.inEvent && g.mode == modeJava && tracePart(r.msg) {
+		// a trace printed a line at a time, each with its header
+		if strings.HasPrefix(r.msg, "Caused by: ") {
+			r.key = keyCause
+		}
+		r.cont = true
+		return
 	}
 	g.startEvent(r)
 }
