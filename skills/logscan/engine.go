@@ -106,7 +106,7 @@ type fileState struct {
 	startLine, endLine int
 	minutes            map[int64]*minuteBucket
 	curBucket          *minuteBucket // the bucket whose lastTime may share a block
-	annLine            int           // head of the last event when it was an error announcing the next line; 0 not
+	annLine            int           // head of the last event when it was an error announcing the next line; 0 none
 	ev                 openEvent
 	steps              stepTrack
 }
