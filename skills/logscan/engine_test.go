@@ -223,6 +223,10 @@ func TestLevels(t *testing.T) {
 		"[INFO] started":                        lvInfo,
 		"I am fine":                             lvNone,
 		"E1129 10:00:00.000 1 x.go:1] x":        lvError,
+		// klog behind a journald prefix; the level letter, not "failed"
+		"Jun 03 10:26:41 node-7 kubelet[1187]: W0603 10:26:41.208086    1187 eviction_manager.go:344] x":  lvWarn,
+		"Jun 03 09:47:30 node-7 kubelet[1187]: I0603 09:47:30.459581    1187 prober.go:117] probe failed": lvInfo,
+		"Jun 03 09:47:30 node-7 app[12]: I0603 is a ticket":                                               lvNone,
 		// yarn's prefix and the symbols Node.js CLIs print as levels
 		`info "fsevents@2.3.3" failed compatibility check`:             lvInfo,
 		"[semantic-release] › ℹ  Analyzing commit: fix: crash on load": lvInfo,

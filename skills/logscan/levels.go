@@ -84,7 +84,7 @@ const levelScanBytes = 96
 // detector gave none: upper-case level words (ERROR, [WARN], <E>),
 // level=error / "level":"error", syslog priorities <3>, and one-letter
 // levels in the ESP-IDF ("E (123)"), Android ("E/Tag", "  123  456 E Tag")
-// and glog ("E1129 10:00:00") shapes; yarn's leading "info", and the
+// and glog ("E1129 10:00:00", also after a syslog prefix) shapes; yarn's leading "info", and the
 // symbols Node.js CLIs print as levels (see levelSymbols).
 func detectLevel(line string) uint8 {
 	s := line
@@ -154,6 +154,13 @@ func detectLevel(line string) uint8 {
 				}
 			}
 		}
+		if len(w) == 1 && before == ' ' && glogStamp(s[j:]) {
+			// klog/glog after a syslog or journald prefix:
+			// "kubelet[1187]: W0603 10:26:41.208086 …"
+			if l := letterLevel(w[0]); l != lvNone {
+				return l
+			}
+		}
 		if len(w) == 1 && (before == ' ' || before == '[') && (after == ' ' || after == ']') && i >= 8 {
 			// Android threadtime: "... 1234  5678 E Tag: msg"; bracketed [E].
 			if l := letterLevel(w[0]); l != lvNone && (before == '[' && after == ']' || isDigit(lastNonSpace(s[:i]))) {
@@ -171,6 +178,12 @@ func detectLevel(line string) uint8 {
 		i = j
 	}
 	return lvNone
+}
+
+// glogStamp reports whether s starts with the date and time that follow
+// a glog level letter: "0603 10:26:41".
+func glogStamp(s string) bool {
+	return len(s) >= 8 && allDigits(s[:4]) && s[4] == ' ' && isDigit(s[5]) && isDigit(s[6]) && s[7] == ':'
 }
 
 // levelSymbols are the symbols Node.js CLIs print as a line's level
