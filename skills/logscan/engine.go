@@ -19,6 +19,7 @@ const (
 	maxEvidenceText = 2048    // bytes of a line kept for evidence
 	maxSubCands     = 100_000 // distinct (template, root cause) pairs tracked
 	maxSeq          = 4 << 20 // events kept per side for the baseline alignment
+	maxReturns      = 1 << 16 // templates whose return is kept (see returns)
 )
 
 // cand is one evidence candidate: a template, or a template together with
@@ -38,17 +39,21 @@ type cand struct {
 	sub      uint64
 	annBy    int  // line of the error that announced it (see announcer); 0 none
 	bg       bool // a background error (see background), set by rank
+	// back is, for a template's return after a silence (see returns),
+	// the line of the template's first event before it; 0 otherwise
+	back int
 }
 
 type clusterStat struct {
-	count int64 // events in the analysed files
-	base  int64 // events in the baseline
-	file  int32
-	first int
-	last  int
-	level uint8
-	kw    uint8
-	kwSet bool
+	count           int64 // events in the analysed files
+	base            int64 // events in the baseline
+	file            int32
+	first           int
+	last            int
+	firstMS, lastMS int64 // times of the first and last events, 0 none
+	level           uint8
+	kw              uint8
+	kwSet           bool
 	// runnerFail: its first message is a test runner's own report of a
 	// failure (see runnerFailure), an error even under an info tag
 	runnerFail bool
@@ -109,6 +114,43 @@ type fileState struct {
 	annLine            int           // head of the last event when it was an error announcing the next line; 0 none
 	ev                 openEvent
 	steps              stepTrack
+	errs               lineHist // errors by line, for the incident's change point
+}
+
+// lineHist counts events in buckets of consecutive lines; the buckets
+// double in size when there are maxLineBuckets, so memory stays bounded.
+type lineHist struct {
+	n    []int32
+	size int // lines per bucket
+}
+
+const maxLineBuckets = 4096
+
+// add counts an event at line (1-based). Out of line: it runs for errors
+// only.
+//
+//go:noinline
+func (h *lineHist) add(line int) {
+	if h.size == 0 {
+		h.size = 8
+	}
+	i := (line - 1) / h.size
+	for i >= maxLineBuckets {
+		for j := 0; j < len(h.n); j += 2 {
+			v := h.n[j]
+			if j+1 < len(h.n) {
+				v += h.n[j+1]
+			}
+			h.n[j/2] = v
+		}
+		h.n = h.n[:(len(h.n)+1)/2]
+		h.size *= 2
+		i = (line - 1) / h.size
+	}
+	for len(h.n) <= i {
+		h.n = append(h.n, 0)
+	}
+	h.n[i]++
 }
 
 // engine runs one analysis. Not safe for concurrent use.
@@ -128,6 +170,39 @@ type engine struct {
 	recordSeq bool
 
 	divergeCluster int32 // set by diff; -1 none
+
+	// returns holds, per cluster, its first event after a silence (see
+	// noteReturn).
+	returns map[int32]episode
+}
+
+// Returns. A warning or error a service printed once or twice hours ago,
+// and again when things went wrong (a flood-stage watermark, a memory
+// alarm, a rate limit, a dial timeout), is as much the incident's first
+// sign as a template never seen before; but the template's evidence line
+// is its first event, the harmless one. So its first event after its first
+// silence is kept too, and ranked as a template of its own where it falls
+// just before the errors (see rank). Only the first: a template that keeps
+// coming back (a cron job, an hourly report) has a rhythm, not an
+// incident. A silence is returnGapLines lines and returnGapMS of the log's
+// time, or returnGapUntimed lines without timestamps.
+const (
+	returnGapLines   = 50
+	returnGapMS      = 10 * 60 * 1000
+	returnGapUntimed = 500
+)
+
+// episode is a template's first event after a silence.
+type episode struct {
+	cluster        int32
+	prev           int // the template's last line before the silence
+	silences       int // the cluster's silences in all (see comeback)
+	file           int32
+	head, line     int // the event's first line and the line shown
+	text, headText string
+	sub            uint64 // shape of its root cause (see subKey), 0 none
+	keyPri         uint8
+	before         int64 // the template's events before it
 }
 
 type subKey struct {
@@ -554,9 +629,12 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	}
 	c.count++
 	if c.count == 1 {
-		c.file, c.first, c.text = fileIdx, ev.line, clip(ev.text)
+		c.file, c.first, c.text, c.firstMS = fileIdx, ev.line, clip(ev.text), ev.ms
 	}
-	c.last = ev.line
+	if c.count > 1 && ev.line-c.last >= returnGapLines {
+		e.noteReturn(fs, c, fileIdx)
+	}
+	c.last, c.lastMS = ev.line, ev.ms
 	if c.step == 0 {
 		c.step = stepLine(ev.msg) + 1
 	}
@@ -623,6 +701,7 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 			fs.firstErrLine = ev.line
 		}
 		fs.lastErrLine = ev.line
+		fs.errs.add(ev.line)
 		if ev.ms != 0 {
 			min := ev.ms / 60000
 			bk := fs.minutes[min]
@@ -639,6 +718,43 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 			fs.curBucket = bk
 		}
 	}
+}
+
+// noteReturn records the event fs.ev of cluster c, which came at least
+// returnGapLines lines after the cluster's last event, when that was a
+// silence (see returns). Out of line: it runs for few events.
+//
+//go:noinline
+func (e *engine) noteReturn(fs *fileState, c *clusterStat, fileIdx int32) {
+	ev := &fs.ev
+	if c.lastFile != fileIdx {
+		return
+	}
+	if ev.ms != 0 && c.lastMS != 0 {
+		if ev.ms-c.lastMS < returnGapMS {
+			return
+		}
+	} else if ev.line-c.last < returnGapUntimed {
+		return
+	}
+	if ep, ok := e.returns[ev.cluster]; ok {
+		ep.silences++
+		e.returns[ev.cluster] = ep
+		return
+	}
+	if len(e.returns) >= maxReturns {
+		return
+	}
+	ep := episode{cluster: ev.cluster, prev: c.last, silences: 1, file: fileIdx, head: ev.line, line: ev.line, headText: clip(ev.text), before: c.count - 1}
+	ep.text = ep.headText
+	if ev.keyPri != keyNone {
+		ep.line, ep.text, ep.keyPri = ev.keyLine, clip(ev.keyText), ev.keyPri
+		ep.sub = shapeHash(e.seed, ev.keyText)
+	}
+	if e.returns == nil {
+		e.returns = map[int32]episode{}
+	}
+	e.returns[ev.cluster] = ep
 }
 
 // announced notes the event fs.ev of cluster c at level lvl: an error

@@ -227,6 +227,8 @@ func TestLevels(t *testing.T) {
 		"Jun 03 10:26:41 node-7 kubelet[1187]: W0603 10:26:41.208086    1187 eviction_manager.go:344] x":  lvWarn,
 		"Jun 03 09:47:30 node-7 kubelet[1187]: I0603 09:47:30.459581    1187 prober.go:117] probe failed": lvInfo,
 		"Jun 03 09:47:30 node-7 app[12]: I0603 is a ticket":                                               lvNone,
+		// MySQL's error log
+		"2024-06-03T10:49:36.181532Z 8369 [Note] [MY-013730] [Server] 'wait_timeout' period exceeded": lvInfo,
 		// yarn's prefix and the symbols Node.js CLIs print as levels
 		`info "fsevents@2.3.3" failed compatibility check`:             lvInfo,
 		"[semantic-release] › ℹ  Analyzing commit: fix: crash on load": lvInfo,
@@ -529,5 +531,98 @@ func TestTraceLineByLine(t *testing.T) {
 		if e.Line == 44 || e.Line == 45 || e.Line == 47 || e.Line == 48 {
 			t.Errorf("a frame is evidence on its own: %+v", e)
 		}
+	}
+}
+
+// TestComeback: a warning printed briefly early on and again, after hours
+// of silence, just before the errors is shown where it came back (its
+// first line is the harmless one) and is not background; a template that
+// pauses and comes back again and again keeps its rhythm and its
+// background status.
+func TestComeback(t *testing.T) {
+	var b strings.Builder
+	ts := time.Date(2024, 6, 3, 8, 0, 0, 0, time.UTC)
+	line := 0
+	emit := func(level, msg string) {
+		line++
+		fmt.Fprintf(&b, "%s %s [main] %s\n", ts.Format("2006-01-02 15:04:05.000"), level, msg)
+		ts = ts.Add(15 * time.Second)
+	}
+	first, back := 0, 0
+	for i := range 1200 {
+		switch {
+		case i == 100:
+			emit("WARN", "flood stage disk watermark [95%] exceeded on node-2, all indices on this node will be marked read-only")
+			first = line
+		case i == 900:
+			emit("WARN", "flood stage disk watermark [95%] exceeded on node-3, all indices on this node will be marked read-only")
+			back = line
+		case i > 900 && i%30 == 0:
+			emit("WARN", fmt.Sprintf("flood stage disk watermark [95%%] exceeded on node-3, all indices on this node will be marked read-only (%d)", i))
+		case i%150 == 7:
+			// hourly, from start to end, with a pause every time
+			emit("WARN", fmt.Sprintf("report job took %d s, longer than usual", 60+i%7))
+		case i > 930 && i%3 == 0:
+			emit("ERROR", fmt.Sprintf("index [carts] blocked by: [FORBIDDEN/12/index read-only / allow delete (api)]; request %d", i))
+		default:
+			emit("INFO", fmt.Sprintf("GET /api/carts/%d 200 in %d ms", 1000+i, 10+i%40))
+		}
+	}
+	rep := analyzeText(t, "es.log", b.String(), 5)
+	rank := map[int]int{}
+	reasons := map[int]string{}
+	for i, e := range rep.Evidence {
+		rank[e.Line], reasons[e.Line] = i+1, e.Reason
+	}
+	if rank[back] == 0 || !strings.Contains(reasons[back], fmt.Sprintf("back after a silence (first at L%d)", first)) {
+		t.Errorf("the return L%d: rank %d, reason %q; want it in the top 5, back after the silence since L%d; evidence %+v", back, rank[back], reasons[back], first, rep.Evidence)
+	}
+	for l, r := range reasons {
+		if strings.Contains(r, "report job") || strings.Contains(r, "back") && l != back {
+			t.Errorf("L%d %q: only the watermark came back", l, r)
+		}
+	}
+	for _, e := range rep.Evidence {
+		if strings.Contains(e.Text, "report job") {
+			t.Errorf("the hourly report (L%d) is evidence: %q", e.Line, e.Reason)
+		}
+	}
+}
+
+// TestChangePoint: the split of a log where its rate of errors rose.
+func TestChangePoint(t *testing.T) {
+	var h lineHist
+	for l := 1; l <= 5000; l++ {
+		if l%250 == 0 || l > 3000 && l%10 == 0 {
+			h.add(l)
+		}
+	}
+	cp := changePoint(h, 5000)
+	if cp < 2900 || cp > 3100 {
+		t.Errorf("change point L%d, want about L3000", cp)
+	}
+	var flat lineHist
+	for l := 100; l <= 5000; l += 100 {
+		flat.add(l)
+	}
+	if cp := changePoint(flat, 5000); cp != 0 {
+		t.Errorf("a steady rate has a change point at L%d", cp)
+	}
+}
+
+// TestLineHist: buckets double and counts are kept as a file grows.
+func TestLineHist(t *testing.T) {
+	var h lineHist
+	n := 0
+	for l := 1; l <= 200_000; l += 3 {
+		h.add(l)
+		n++
+	}
+	sum := 0
+	for _, v := range h.n {
+		sum += int(v)
+	}
+	if sum != n || len(h.n) > maxLineBuckets || h.size < 200_000/maxLineBuckets {
+		t.Errorf("%d buckets of %d lines hold %d events, want %d in at most %d buckets", len(h.n), h.size, sum, n, maxLineBuckets)
 	}
 }

@@ -49,7 +49,7 @@ func levelWord(w string) uint8 {
 		return lvFatal
 	case "WARN", "WARNING":
 		return lvWarn
-	case "INFO", "NOTICE":
+	case "INFO", "NOTICE", "NOTE":
 		return lvInfo
 	case "DEBUG", "FINE", "VERBOSE":
 		return lvDebug

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,14 +157,136 @@ type scored struct {
 	reasons []string
 }
 
+// mkey identifies a candidate across the clusters the miner merged.
+type mkey struct {
+	id    string
+	shape uint64
+}
+
+// templateReturns finds each template's return after a silence (see
+// returns), by final template id: the earliest of its clusters' own
+// returns and of its clusters' first events (the miner may have put a
+// template's events in several clusters that it merged at the end, so a
+// cluster's first event after the last of the template's other clusters
+// that started before it is a return too). A cluster's own return counts
+// only when no other cluster of the template ran into its silence.
+func (e *engine) templateReturns(rc rankCtx) map[string]episode {
+	groups := map[string][]int32{}
+	for i := range e.cl {
+		if e.cl[i].count > 0 {
+			groups[rc.ids[i]] = append(groups[rc.ids[i]], int32(i))
+		}
+	}
+	// silent reports whether the template's clusters other than self
+	// that started before line at ended a silence before it, and returns
+	// the last line of those.
+	silent := func(at int, atMS int64, file int32, self int32, g []int32) (int, bool) {
+		prev := 0
+		for _, z := range g {
+			cz := &e.cl[z]
+			if z == self || cz.file != file || cz.first >= at {
+				continue
+			}
+			if cz.last >= at-returnGapLines || cz.lastFile != file {
+				return 0, false
+			}
+			if atMS != 0 && cz.lastMS != 0 {
+				if atMS-cz.lastMS < returnGapMS {
+					return 0, false
+				}
+			} else if at-cz.last < returnGapUntimed {
+				return 0, false
+			}
+			prev = max(prev, cz.last)
+		}
+		return prev, true
+	}
+	out := map[string]episode{}
+	for id, g := range groups {
+		var best episode
+		found := false
+		for _, cl := range g {
+			cs := &e.cl[cl]
+			if ep, ok := e.returns[cl]; ok && (!found || ep.head < best.head) {
+				if prev, ok := silent(ep.head, 0, ep.file, cl, g); ok {
+					ep.cluster, ep.prev = cl, max(ep.prev, prev)
+					best, found = ep, true
+				}
+			}
+			if len(g) == 1 || found && cs.first >= best.head {
+				continue
+			}
+			prev, ok := silent(cs.first, cs.firstMS, cs.file, cl, g)
+			if !ok || prev == 0 {
+				continue // not after another cluster of the template
+			}
+			best, found = episode{cluster: cl, file: cs.file, head: cs.first, line: cs.first, text: cs.text, headText: cs.text, prev: prev, silences: 1}, true
+			if own, ok := e.returns[cl]; ok {
+				best.silences += own.silences
+			}
+			for _, z := range g {
+				if e.cl[z].first < cs.first {
+					best.before += e.cl[z].count
+				}
+			}
+		}
+		if found {
+			out[id] = best
+		}
+	}
+	return out
+}
+
+// comeback reports whether a template that background would take for one
+// fell silent once, after showing up only briefly early on, and came back
+// past the log's first quarter: a one-off episode and the incident later,
+// not a template that recurs all day (which, when it pauses, pauses again).
+func comeback(c *cand, ep episode, ok bool, files []*fileState) bool {
+	if !ok || ep.file != c.file || ep.silences != 1 {
+		return false
+	}
+	n := float64(files[c.file].lines)
+	return float64(ep.head) > bgEdge*n && float64(ep.prev-c.head) < briefEpisode*n
+}
+
+// briefEpisode is the share of a log's lines within which a template's
+// events before a comeback were all printed.
+const briefEpisode = 0.05
+
+// backCands turns the returns of templates of warnings and errors into
+// candidates of their own, shown at the return and counted from it;
+// those of background errors are left out. score keeps them only where
+// they fall just before the errors.
+func (e *engine) backCands(rc rankCtx, rets map[string]episode, merged map[mkey]*cand) []*cand {
+	var out []*cand
+	for id, ep := range rets {
+		orig := merged[mkey{id, ep.sub}]
+		if orig == nil || orig.bg || orig.level < lvWarn || orig.file != ep.file || ep.head <= orig.head {
+			continue
+		}
+		var total int64
+		for i := range e.cl {
+			if rc.ids[i] == id {
+				total += e.cl[i].count
+			}
+		}
+		out = append(out, &cand{cluster: ep.cluster, file: ep.file, line: ep.line, head: ep.head, text: ep.text, headText: ep.headText,
+			count: max(1, total-ep.before), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level,
+			keyPri: ep.keyPri, sub: ep.sub, back: orig.head})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].file != out[j].file {
+			return out[i].file < out[j].file
+		}
+		return out[i].line < out[j].line
+	})
+	return out
+}
+
 // rank scores the candidates and returns the top n, one per candidate.
 func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	// Clusters the miner merged at Finish share a final id: merge their
 	// candidates too.
-	type mkey struct {
-		id    string
-		shape uint64
-	}
 	merged := map[mkey]*cand{}
 	var all []*cand
 	put := func(c *cand) {
@@ -220,8 +343,10 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	// and the last of the others.
 	rc.onset = map[int32]int{}
 	lastErr := map[int32]int{}
+	rets := e.templateReturns(rc)
 	for _, c := range all {
-		c.bg = background(c, rc.files)
+		ep, ok := rets[rc.ids[c.cluster]]
+		c.bg = background(c, rc.files) && !comeback(c, ep, ok, rc.files)
 		if c.bg || c.level < lvError {
 			continue
 		}
@@ -244,6 +369,25 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			rc.incident[f] = bs[best].StartLine
 		}
 	}
+	// A log too sparse (or without the timestamps) for a minute's burst
+	// of errors: the incident starts where its rate of errors rose.
+	for f, fs := range rc.files {
+		if _, ok := rc.incident[int32(f)]; ok {
+			continue
+		}
+		if cp := changePoint(fs.errs, fs.lines); cp > 0 {
+			// the first error line at or after it: a template's first
+			// one, or the bucket's start
+			start := cp
+			for _, c := range all {
+				if int(c.file) == f && c.level >= lvError && !c.bg && c.head >= cp && (start == cp || c.head < start) {
+					start = c.head
+				}
+			}
+			rc.incident[int32(f)] = start
+		}
+	}
+	all = append(all, e.backCands(rc, rets, merged)...)
 	rc.novel = novelty(e.cl, len(rc.files))
 	rc.lastBeforeStop = lastBeforeStop(all)
 	var out []scored
@@ -270,6 +414,9 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			break
 		}
 		key := rc.ids[s.c.cluster] + "\x00" + digitless(s.c.text)
+		if s.c.back > 0 {
+			key += "\x00back"
+		}
 		if seen[key] {
 			continue
 		}
@@ -411,28 +558,42 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if int(c.file) < len(rc.novel) {
 		pw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
 	}
+	// A template back after a silence counts as new (see returns).
+	isNew := func() bool {
+		return c.back > 0 || rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head
+	}
+	newWord := "new"
+	if c.back > 0 {
+		newWord = fmt.Sprintf("back after a silence (first at L%d)", c.back)
+	}
+	window := false
 	if c.level < lvError && c.sub == 0 && pw > 0 {
-		for _, start := range precursorStarts(rc.onset[c.file], rc.bursts[c.file]) {
+		for _, start := range precursorStarts(rc.onset[c.file], rc.incident[c.file], rc.bursts[c.file]) {
 			lo := start - precursorWindow
-			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head {
+			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && isNew() {
 				w := 2.5
 				if c.level == lvWarn {
 					w = 3
 				}
-				add(w*pw, fmt.Sprintf("new %d lines before the errors starting at L%d", start-c.head, start))
+				add(w*pw, fmt.Sprintf("%s %d lines before the errors starting at L%d", newWord, start-c.head, start))
+				window = true
 				break
 			}
 		}
 	}
 	// Likewise an error first seen shortly before a service log's largest
 	// burst of errors, or starting it (a build log's minutes say little).
-	if b, ok := rc.incident[c.file]; ok && pw > 0 && c.level >= lvError && !c.bg && c.head <= b && c.head >= b-incidentWindow &&
-		rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head {
+	if b, ok := rc.incident[c.file]; ok && pw > 0 && c.level >= lvError && !c.bg && c.head <= b && c.head >= b-incidentWindow && isNew() {
 		if c.head == b {
 			add(1.5*pw, fmt.Sprintf("starts the largest burst of errors at L%d", b))
 		} else {
-			add(1.5*pw, fmt.Sprintf("new %d lines before the largest burst of errors at L%d", b-c.head, b))
+			add(1.5*pw, fmt.Sprintf("%s %d lines before the largest burst of errors at L%d", newWord, b-c.head, b))
 		}
+		window = true
+	}
+	if c.back > 0 && !window {
+		// a return anywhere else says nothing its first event does not
+		return scored{c: c}
 	}
 	if c.level >= lvWarn && (assertionDetail(text) || int(c.cluster) < len(rc.texts) && assertionDetail(rc.texts[c.cluster])) {
 		// what a failed assertion expected and got, read from the line
@@ -510,11 +671,62 @@ func lastBeforeStop(all []*cand) map[[2]int]int {
 	return out
 }
 
+// changePoint returns the first line of the bucket of h where the rate of
+// errors rose, the single split of the file that best explains the counts
+// as two rates (the likelihood ratio of a Poisson process whose rate
+// changes once against one that does not); 0 when the file has fewer than
+// minChangeErrors errors or no split explains them clearly better.
+func changePoint(h lineHist, lines int) int {
+	if h.size == 0 || lines <= h.size {
+		return 0
+	}
+	n := 0.0
+	for _, v := range h.n {
+		n += float64(v)
+	}
+	if n < minChangeErrors {
+		return 0
+	}
+	xlx := func(x, l float64) float64 {
+		if x <= 0 {
+			return 0
+		}
+		return x * math.Log(x/l)
+	}
+	L := float64(lines)
+	total := xlx(n, L)
+	m := (lines + h.size - 1) / h.size
+	best, bestK := float64(minChangeLLR), 0
+	n1 := 0.0
+	for k := 1; k < m; k++ {
+		if k-1 < len(h.n) {
+			n1 += float64(h.n[k-1])
+		}
+		l1 := float64(k * h.size)
+		n2, l2 := n-n1, L-l1
+		if n2/l2 <= n1/l1 {
+			continue
+		}
+		if llr := xlx(n1, l1) + xlx(n2, l2) - total; llr > best {
+			best, bestK = llr, k
+		}
+	}
+	if bestK == 0 {
+		return 0
+	}
+	return bestK*h.size + 1
+}
+
+const (
+	minChangeErrors = 5
+	minChangeLLR    = 3 // natural-log likelihood ratio
+)
+
 // precursorWindow is how many lines before the first error (or a burst)
 // a newly appearing template counts as what preceded it.
 const precursorWindow = 60
 
-func precursorStarts(onset int, bursts []Burst) []int {
+func precursorStarts(onset, incident int, bursts []Burst) []int {
 	var s []int
 	if onset > 0 {
 		s = append(s, onset)
@@ -523,6 +735,9 @@ func precursorStarts(onset int, bursts []Burst) []int {
 		if b.StartLine != onset {
 			s = append(s, b.StartLine)
 		}
+	}
+	if incident > 0 && !slices.Contains(s, incident) {
+		s = append(s, incident)
 	}
 	return s
 }
