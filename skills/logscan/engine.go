@@ -42,6 +42,9 @@ type cand struct {
 	// back is, for a template's return after a silence (see returns),
 	// the line of the template's first event before it; 0 otherwise
 	back int
+	// wrong is the line of the "* What went wrong:" whose account of the
+	// failure holds it (see wrongStart), set by rank; 0 none
+	wrong int
 }
 
 type clusterStat struct {

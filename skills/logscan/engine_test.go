@@ -626,3 +626,29 @@ func TestLineHist(t *testing.T) {
 		t.Errorf("%d buckets of %d lines hold %d events, want %d in at most %d buckets", len(h.n), h.size, sum, n, maxLineBuckets)
 	}
 }
+
+// TestEvidenceDeterministic: the same file gets the same evidence, in the
+// same order, on every run (the ranking walks maps; ties must not depend
+// on their order).
+func TestEvidenceDeterministic(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "svc", "*.log"))
+	if len(files) == 0 {
+		t.Fatal("no logs in testdata/svc")
+	}
+	for _, f := range files {
+		var first string
+		for run := range 3 {
+			rep, err := Analyze(context.Background(), []string{f}, Options{Top: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprint(rep.Evidence)
+			if run == 0 {
+				first = got
+			} else if got != first {
+				t.Errorf("%s: run %d's evidence differs from the first run's:\n%s\n%s", f, run, got, first)
+				break
+			}
+		}
+	}
+}

@@ -38,7 +38,7 @@ var (
 	// dependency, not at the change under test.
 	reDependencyPath = regexp.MustCompile(`(site|dist)-packages/|node_modules/|/vendor/|\.cargo/registry/|/go/pkg/mod/|\.m2/repository/|/usr/(lib|include)/|\.gradle/caches/|/gems/|/Pods/|Carthage/Checkouts/`)
 	// Generic wrappers that report a failure explained elsewhere.
-	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|\b(for|of|on) (the |this )?failed (step|job|build|stage)\b|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|waiting for other jobs to finish|^(\[\w+\]\s*)?Total time:|^\s*\d+ (errors?|failures?)\b|` +
+	reWrapper = regexp.MustCompile(`(?i)command failed|process completed with exit code|returned \d+ exit status|exited with (code|status)|returned non-zero exit|make(\[\d+\])?: \*\*\* |npm ERR! (code|errno|a complete log|this is probably)|ERROR: Job failed|script returned exit code|failed with exit code|Execution failed for task|for more details|re-?run with|see the complete (report|log)|Run with --(stacktrace|info|debug)|subprocess-exited-with-error|ERROR: failed to solve|see (the )?(above|log|full)|\b(for|of|on) (the |this )?failed (step|job|build|stage)\b|with root cause$|threw exception$|for servlet \[|error: recipe for target|build step .* failed|The command ".*" (exited|failed)|Your build exited with|waiting for other jobs to finish|^(\[\w+\]\s*)?Total time:|^\s*\d+ (errors?|failures?)\b|` +
 		// a named unit's verdict: Gradle's "> Task :app:lint FAILED",
 		// TeamCity's "Step Migrate (Command Line) failed"
 		`\bTask :\S+ FAILED\s*$|\b(Step|Stage|Job) [^:]{1,80} failed\.?\s*$|` +
@@ -343,6 +343,14 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	// and the last of the others.
 	rc.onset = map[int32]int{}
 	lastErr := map[int32]int{}
+	// The lines of Gradle's account of a failure report it, whatever
+	// their words (see wrongStart).
+	for _, c := range all {
+		if r, ok := regionOf(rc.files[c.file].steps.wrong, c.line); ok && !reWrapper.MatchString(c.text) && !reSummary.MatchString(c.text) && !verdictOnly(c.text) {
+			c.wrong = r[0] - 1
+			c.level = max(c.level, lvError)
+		}
+	}
 	rets := e.templateReturns(rc)
 	for _, c := range all {
 		ep, ok := rets[rc.ids[c.cluster]]
@@ -378,11 +386,14 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		if cp := changePoint(fs.errs, fs.lines); cp > 0 {
 			// the first error line at or after it: a template's first
 			// one, or the bucket's start
-			start := cp
+			start := 0
 			for _, c := range all {
-				if int(c.file) == f && c.level >= lvError && !c.bg && c.head >= cp && (start == cp || c.head < start) {
+				if int(c.file) == f && c.level >= lvError && !c.bg && c.head >= cp && (start == 0 || c.head < start) {
 					start = c.head
 				}
+			}
+			if start == 0 {
+				start = cp
 			}
 			rc.incident[int32(f)] = start
 		}
@@ -533,6 +544,13 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if r, ok := regionOf(fs.steps.tasks, c.line); ok && !wrapper && !summary && (c.level >= lvWarn || located) {
 		failedStep = true
 		add(1, fmt.Sprintf("output of the task that failed at L%d", r[1]))
+	}
+	if c.wrong > 0 {
+		w := 1.0
+		if gradleCause(text) {
+			w = 1.5 // one of the causes it nests
+		}
+		add(w, fmt.Sprintf("Gradle's account of what went wrong at L%d", c.wrong))
 	}
 	if r, ok := regionOf(fs.steps.hunks, c.line); ok && c.level >= lvWarn {
 		add(-3, fmt.Sprintf("a line of the diff at L%d", r[0]-1))

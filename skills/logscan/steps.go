@@ -27,6 +27,17 @@ const (
 	stepHunk     // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
 	stepGroupEnd // GitHub Actions' "##[endgroup]": a step's echoed script and settings end
 	stepTask     // a Gradle task header ("> Task :app:compileKotlin") or the build's verdict after them
+	stepWrong    // Gradle's "* What went wrong:", or the "* Try:" after it
+)
+
+// Gradle ends a failed build with its account of the failure, between
+// "* What went wrong:" and "* Try:": the failed task and the causes it
+// nests, or a problem that failed no task (the configuration cache's, a
+// plugin's). Its lines are reports, with or without a failure word.
+const (
+	wrongStart = "* What went wrong:"
+	wrongEnd   = "* Try:"
+	maxWrong   = 40 // lines of an account without its "* Try:"
 )
 
 // Gradle prints a header for each task it runs, "> Task :core:compileKotlin",
@@ -121,6 +132,9 @@ func stepLine(msg string) uint8 {
 	if msg == "##[endgroup]" {
 		return stepGroupEnd
 	}
+	if strings.HasSuffix(msg, wrongStart) || strings.HasSuffix(msg, wrongEnd) {
+		return stepWrong
+	}
 	if gradleTaskHeader(msg) || strings.HasPrefix(msg, "FAILURE: ") || strings.HasPrefix(msg, "BUILD FAILED") {
 		return stepTask
 	}
@@ -174,6 +188,7 @@ type stepTrack struct {
 	passed           [][2]int
 	runner           [][2]int
 	tasks            [][2]int // the output of Gradle tasks that failed
+	wrong            [][2]int // Gradle's accounts of what went wrong
 
 	// Test cases, from a test runner's start line to its result line.
 	tests      map[string]int // open named tests (go test, googletest, surefire): name -> start
@@ -237,6 +252,14 @@ func (t *stepTrack) line(msg string, no int) {
 				}
 			}
 			t.task = no
+		}
+	case stepWrong:
+		if strings.HasSuffix(msg, wrongStart) {
+			if len(t.wrong) < maxSteps {
+				t.wrong = append(t.wrong, [2]int{no + 1, no + maxWrong})
+			}
+		} else if n := len(t.wrong); n > 0 && t.wrong[n-1][1] >= no {
+			t.wrong[n-1][1] = no - 1
 		}
 	case stepTest:
 		t.test(msg, no)

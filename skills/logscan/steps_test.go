@@ -412,3 +412,62 @@ func TestAnnouncedErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGradleAccount: Gradle's account of a failure, from "* What went
+// wrong:" to "* Try:", reports it whatever its words; a configuration
+// cache problem that failed no task is the cause, its nested "> " cause
+// first; the "* Try:" hints and the verdicts around it are not.
+func TestGradleAccount(t *testing.T) {
+	lines := []string{
+		1: "* What went wrong:",
+		4: "* Try:",
+		6: "* What went wrong:",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.wrong), fmt.Sprintf("[[2 3] [7 %d]]", 6+maxWrong); got != want {
+		t.Fatalf("accounts %s, want %s", got, want)
+	}
+
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "> Task :shared:compileTask%d\n", i)
+	}
+	b.WriteString(`
+FAILURE: Build failed with an exception.
+
+* What went wrong:
+Configuration cache problems found in this build.
+
+- Task ` + "`:shared:generateConfig`" + ` of type ` + "`GenerateConfigTask`" + `: invocation of 'Task.project' at execution time is unsupported.
+
+See the complete report at file:///w/build/reports/configuration-cache/report.html
+> Invocation of 'Task.project' by task ':shared:generateConfig' at execution time is unsupported.
+
+* Try:
+> Run with --stacktrace option to get the stack trace.
+> Get more help at https://help.gradle.org.
+
+BUILD FAILED in 7m 48s
+`)
+	rep := analyzeText(t, "gradle.log", b.String(), 5)
+	if len(rep.Evidence) < 2 || !strings.HasPrefix(rep.Evidence[0].Text, "> Invocation of 'Task.project'") {
+		t.Fatalf("evidence %+v, want the nested cause first", rep.Evidence)
+	}
+	causes := 0
+	for i, e := range rep.Evidence {
+		if strings.Contains(e.Text, "--stacktrace") || strings.Contains(e.Text, "complete report") || strings.HasPrefix(e.Text, "BUILD FAILED") {
+			if causes < 2 {
+				t.Errorf("#%d L%d %q (%s) ranks above the account's causes", i, e.Line, e.Text, e.Reason)
+			}
+		}
+		if strings.Contains(strings.ToLower(e.Text), "invocation of 'task.project'") {
+			causes++
+			if !strings.Contains(e.Reason, "Gradle's account of what went wrong at L64") {
+				t.Errorf("#%d L%d reason %q", i, e.Line, e.Reason)
+			}
+		}
+	}
+	if causes != 2 {
+		t.Errorf("%d of the account's two causes in the top 5: %+v", causes, rep.Evidence)
+	}
+}
