@@ -42,6 +42,9 @@ type cand struct {
 	// back is, for a template's return after a silence (see returns),
 	// the line of the template's first event before it; 0 otherwise
 	back int
+	// escFrom is, for a template's escalation (see noteEscalation), the
+	// level of its events before; lvNone otherwise
+	escFrom uint8
 	// wrong is the line of the "* What went wrong:" whose account of the
 	// failure holds it (see wrongStart), set by rank; 0 none
 	wrong int
@@ -55,6 +58,7 @@ type clusterStat struct {
 	last            int
 	firstMS, lastMS int64 // times of the first and last events, 0 none
 	level           uint8
+	firstLevel      uint8 // the first event's level
 	kw              uint8
 	kwSet           bool
 	// runnerFail: its first message is a test runner's own report of a
@@ -175,8 +179,10 @@ type engine struct {
 	divergeCluster int32 // set by diff; -1 none
 
 	// returns holds, per cluster, its first event after a silence (see
-	// noteReturn).
-	returns map[int32]episode
+	// noteReturn); escalations its first event at a higher level than all
+	// before (see noteEscalation).
+	returns     map[int32]episode
+	escalations map[int32]episode
 }
 
 // Returns. A warning or error a service printed once or twice hours ago,
@@ -198,8 +204,9 @@ const (
 // episode is a template's first event after a silence.
 type episode struct {
 	cluster        int32
-	prev           int // the template's last line before the silence
-	silences       int // the cluster's silences in all (see comeback)
+	prev           int   // the template's last line before the silence
+	silences       int   // the cluster's silences in all (see comeback)
+	from, level    uint8 // an escalation's level before it and its own
 	file           int32
 	head, line     int // the event's first line and the line shown
 	text, headText string
@@ -662,6 +669,11 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 		lvl = max(lvl, lvError)
 	}
 	if lvl > c.level {
+		if c.count == 1 {
+			c.firstLevel = lvl
+		} else if lvl >= lvWarn {
+			e.noteEscalation(fs, c, lvl, fileIdx)
+		}
 		c.level = lvl
 	}
 	e.levels[lvl]++
@@ -758,6 +770,33 @@ func (e *engine) noteReturn(fs *fileState, c *clusterStat, fileIdx int32) {
 		e.returns = map[int32]episode{}
 	}
 	e.returns[ev.cluster] = ep
+}
+
+// Escalations. A template a service printed at info level all along and
+// now prints as a warning or an error (the JVM pause monitor's "pause of
+// 23611 ms" after hours of one-second pauses, a lag report crossing its
+// threshold) says where things changed, as a return does; it is ranked
+// the same way (see rank).
+
+// noteEscalation records the event fs.ev of cluster c, at level lvl above
+// any of the cluster's events before, which had a level. Out of line: it runs for few events.
+//
+//go:noinline
+func (e *engine) noteEscalation(fs *fileState, c *clusterStat, lvl uint8, fileIdx int32) {
+	ev := &fs.ev
+	if _, ok := e.escalations[ev.cluster]; ok || c.level == lvNone || c.lastFile != fileIdx || len(e.escalations) >= maxReturns {
+		return
+	}
+	ep := episode{cluster: ev.cluster, from: c.level, level: lvl, file: fileIdx, head: ev.line, line: ev.line, headText: clip(ev.text), before: c.count - 1}
+	ep.text = ep.headText
+	if ev.keyPri != keyNone {
+		ep.line, ep.text, ep.keyPri = ev.keyLine, clip(ev.keyText), ev.keyPri
+		ep.sub = shapeHash(e.seed, ev.keyText)
+	}
+	if e.escalations == nil {
+		e.escalations = map[int32]episode{}
+	}
+	e.escalations[ev.cluster] = ep
 }
 
 // announced notes the event fs.ev of cluster c at level lvl: an error

@@ -652,3 +652,44 @@ func TestEvidenceDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestEscalation: a template printed at info level for hours and then as
+// a warning just before the errors is shown where it first warned.
+func TestEscalation(t *testing.T) {
+	var b strings.Builder
+	ts := time.Date(2024, 6, 4, 8, 0, 0, 0, time.UTC)
+	line := 0
+	emit := func(level, msg string) {
+		line++
+		fmt.Fprintf(&b, "%s %-5s [Thread-2] %s\n", ts.Format("2006-01-02 15:04:05,000"), level, msg)
+		ts = ts.Add(10 * time.Second)
+	}
+	first, warn := 0, 0
+	for i := range 1000 {
+		switch {
+		case i%120 == 40 && i < 800:
+			emit("INFO", fmt.Sprintf("Detected pause in JVM or host machine (eg GC): pause of approximately %d ms", 1100+i))
+			if first == 0 {
+				first = line
+			}
+		case i == 850:
+			emit("WARN", "Detected pause in JVM or host machine (eg GC): pause of approximately 23611 ms")
+			warn = line
+		case i > 870 && i%4 == 0:
+			emit("ERROR", fmt.Sprintf("Unexpected exception causing shutdown while sock still open, session 0x%x", 4096+i))
+		default:
+			emit("INFO", fmt.Sprintf("Processing ruok command from /127.0.0.1:%d", 40000+i))
+		}
+	}
+	rep := analyzeText(t, "zk.log", b.String(), 5)
+	want := fmt.Sprintf("first at warn level (info before, first at L%d)", first)
+	for _, e := range rep.Evidence {
+		if e.Line == warn {
+			if !strings.Contains(e.Reason, want) {
+				t.Errorf("L%d's reason %q, want %q", warn, e.Reason, want)
+			}
+			return
+		}
+	}
+	t.Errorf("the first warning L%d is not in the top 5: %+v", warn, rep.Evidence)
+}

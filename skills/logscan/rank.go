@@ -237,6 +237,67 @@ func (e *engine) templateReturns(rc rankCtx) map[string]episode {
 	return out
 }
 
+// templateEscalations finds each template's escalation (see
+// noteEscalation), by final template id: the earliest of its clusters' own
+// escalations and of its clusters' first events at a level above that of
+// every cluster of the template that started before them (the miner may
+// have put the template's info and warning lines in clusters it merged
+// at the end).
+func (e *engine) templateEscalations(rc rankCtx) map[string]episode {
+	groups := map[string][]int32{}
+	for i := range e.cl {
+		if e.cl[i].count > 0 {
+			groups[rc.ids[i]] = append(groups[rc.ids[i]], int32(i))
+		}
+	}
+	// below returns the highest level of the template's clusters other
+	// than self that started before line at in file, and whether it is
+	// below lvl (false when there are none).
+	below := func(at int, file, self int32, lvl uint8, g []int32) (uint8, bool) {
+		var top uint8
+		any := false
+		for _, z := range g {
+			cz := &e.cl[z]
+			if z == self || cz.file != file || cz.first >= at {
+				continue
+			}
+			if cz.level >= lvl {
+				return 0, false
+			}
+			top, any = max(top, cz.level), true
+		}
+		return top, any
+	}
+	out := map[string]episode{}
+	for id, g := range groups {
+		var best episode
+		found := false
+		for _, cl := range g {
+			cs := &e.cl[cl]
+			if ep, ok := e.escalations[cl]; ok && (!found || ep.head < best.head) {
+				if from, any := below(ep.head, ep.file, cl, ep.level, g); !any || from < ep.level {
+					best, found = ep, true
+				}
+			}
+			if len(g) == 1 || cs.firstLevel < lvWarn || found && cs.first >= best.head {
+				continue
+			}
+			if from, any := below(cs.first, cs.file, cl, cs.firstLevel, g); any && from > lvNone {
+				best, found = episode{cluster: cl, file: cs.file, head: cs.first, line: cs.first, text: cs.text, headText: cs.text, from: from, level: cs.firstLevel}, true
+				for _, z := range g {
+					if e.cl[z].first < cs.first {
+						best.before += e.cl[z].count
+					}
+				}
+			}
+		}
+		if found {
+			out[id] = best
+		}
+	}
+	return out
+}
+
 // comeback reports whether a template that background would take for one
 // fell silent once, after showing up only briefly early on, and came back
 // past the log's first quarter: a one-off episode and the incident later,
@@ -249,6 +310,13 @@ func comeback(c *cand, ep episode, ok bool, files []*fileState) bool {
 	return float64(ep.head) > bgEdge*n && float64(ep.prev-c.head) < briefEpisode*n
 }
 
+// escalatedLate reports whether a template that background would take for
+// one was a warning or an error only after the log's first quarter: what
+// recurred all day was its info lines.
+func escalatedLate(c *cand, ep episode, ok bool, files []*fileState) bool {
+	return ok && ep.file == c.file && ep.from < lvWarn && float64(ep.head) > bgEdge*float64(files[c.file].lines)
+}
+
 // briefEpisode is the share of a log's lines within which a template's
 // events before a comeback were all printed.
 const briefEpisode = 0.05
@@ -257,12 +325,12 @@ const briefEpisode = 0.05
 // candidates of their own, shown at the return and counted from it;
 // those of background errors are left out. score keeps them only where
 // they fall just before the errors.
-func (e *engine) backCands(rc rankCtx, rets map[string]episode, merged map[mkey]*cand) []*cand {
+func (e *engine) backCands(rc rankCtx, rets, escs map[string]episode, merged map[mkey]*cand) []*cand {
 	var out []*cand
-	for id, ep := range rets {
+	add := func(id string, ep episode, esc bool) {
 		orig := merged[mkey{id, ep.sub}]
 		if orig == nil || orig.bg || orig.level < lvWarn || orig.file != ep.file || ep.head <= orig.head {
-			continue
+			return
 		}
 		var total int64
 		for i := range e.cl {
@@ -270,9 +338,22 @@ func (e *engine) backCands(rc rankCtx, rets map[string]episode, merged map[mkey]
 				total += e.cl[i].count
 			}
 		}
-		out = append(out, &cand{cluster: ep.cluster, file: ep.file, line: ep.line, head: ep.head, text: ep.text, headText: ep.headText,
+		c := &cand{cluster: ep.cluster, file: ep.file, line: ep.line, head: ep.head, text: ep.text, headText: ep.headText,
 			count: max(1, total-ep.before), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level,
-			keyPri: ep.keyPri, sub: ep.sub, back: orig.head})
+			keyPri: ep.keyPri, sub: ep.sub, back: orig.head}
+		if esc {
+			c.level, c.escFrom = max(ep.level, lvWarn), ep.from
+		}
+		out = append(out, c)
+	}
+	for id, ep := range rets {
+		add(id, ep, false)
+	}
+	for id, ep := range escs {
+		if r, ok := rets[id]; ok && r.head == ep.head {
+			continue // the return is this line already
+		}
+		add(id, ep, true)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].file != out[j].file {
@@ -351,10 +432,11 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			c.level = max(c.level, lvError)
 		}
 	}
-	rets := e.templateReturns(rc)
+	rets, escs := e.templateReturns(rc), e.templateEscalations(rc)
 	for _, c := range all {
 		ep, ok := rets[rc.ids[c.cluster]]
-		c.bg = background(c, rc.files) && !comeback(c, ep, ok, rc.files)
+		esc, escOK := escs[rc.ids[c.cluster]]
+		c.bg = background(c, rc.files) && !comeback(c, ep, ok, rc.files) && !escalatedLate(c, esc, escOK, rc.files)
 		if c.bg || c.level < lvError {
 			continue
 		}
@@ -398,7 +480,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			rc.incident[int32(f)] = start
 		}
 	}
-	all = append(all, e.backCands(rc, rets, merged)...)
+	all = append(all, e.backCands(rc, rets, escs, merged)...)
 	rc.novel = novelty(e.cl, len(rc.files))
 	rc.lastBeforeStop = lastBeforeStop(all)
 	var out []scored
@@ -426,7 +508,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		}
 		key := rc.ids[s.c.cluster] + "\x00" + digitless(s.c.text)
 		if s.c.back > 0 {
-			key += "\x00back"
+			key += fmt.Sprintf("\x00back%d", s.c.escFrom)
 		}
 		if seen[key] {
 			continue
@@ -583,6 +665,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	newWord := "new"
 	if c.back > 0 {
 		newWord = fmt.Sprintf("back after a silence (first at L%d)", c.back)
+		if c.escFrom > lvNone {
+			newWord = fmt.Sprintf("first at %s level (%s before, first at L%d)", levelName(c.level), levelName(c.escFrom), c.back)
+		}
 	}
 	window := false
 	if c.level < lvError && c.sub == 0 && pw > 0 {
