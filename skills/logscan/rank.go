@@ -347,7 +347,9 @@ func (e *engine) backCands(rc rankCtx, rets, escs map[string]episode, merged map
 		out = append(out, c)
 	}
 	for id, ep := range rets {
-		add(id, ep, false)
+		if orig := merged[mkey{id, ep.sub}]; orig != nil && float64(ep.prev-orig.head) < briefEpisode*float64(rc.files[ep.file].lines) {
+			add(id, ep, false) // only a template that showed up briefly before its silence
+		}
 	}
 	for id, ep := range escs {
 		if r, ok := rets[id]; ok && r.head == ep.head {
