@@ -19,7 +19,7 @@ const (
 	maxEvidenceText = 2048    // bytes of a line kept for evidence
 	maxSubCands     = 100_000 // distinct (template, root cause) pairs tracked
 	maxSeq          = 4 << 20 // events kept per side for the baseline alignment
-	maxReturns      = 1 << 16 // templates whose return is kept (see returns)
+	maxReturns      = 4096    // templates whose return, or escalation, is kept (each holds up to 2 lines' text)
 )
 
 // cand is one evidence candidate: a template, or a template together with
@@ -191,17 +191,19 @@ type engine struct {
 // sign as a template never seen before; but the template's evidence line
 // is its first event, the harmless one. So its first event after its first
 // silence is kept too, and ranked as a template of its own where it falls
-// just before the errors (see rank). Only the first: a template that keeps
-// coming back (a cron job, an hourly report) has a rhythm, not an
-// incident. A silence is returnGapLines lines and returnGapMS of the log's
-// time, or returnGapUntimed lines without timestamps.
+// just before the errors (see rank). Only the first, and only for a
+// template that showed up briefly before it: one that keeps coming back
+// (a cron job, an hourly report) has a rhythm, not an incident. A silence
+// is returnGapLines lines and returnGapMS of the log's time, or
+// returnGapUntimed lines without timestamps.
 const (
 	returnGapLines   = 50
 	returnGapMS      = 10 * 60 * 1000
 	returnGapUntimed = 500
 )
 
-// episode is a template's first event after a silence.
+// episode is a template's first event after a silence (a return) or at a
+// higher level than before (an escalation).
 type episode struct {
 	cluster        int32
 	prev           int   // the template's last line before the silence
