@@ -121,7 +121,7 @@ type fileState struct {
 	annLine            int           // head of the last event when it was an error announcing the next line; 0 none
 	ev                 openEvent
 	steps              stepTrack
-	errs               lineHist // errors by line, for the incident's change point
+	errs, warns        lineHist // errors and warnings by line, for the incident's change point
 }
 
 // lineHist counts events in buckets of consecutive lines; the buckets
@@ -710,6 +710,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 			fs.startTime, fs.startMS, fs.startLine = clone(ev.time), ev.ms, ev.line
 		}
 		fs.endTime, fs.endMS, fs.endLine = ev.time, ev.ms, ev.line
+	}
+	if lvl == lvWarn {
+		fs.warns.add(ev.line)
 	}
 	if lvl >= lvError {
 		fs.errors++

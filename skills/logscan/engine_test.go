@@ -693,3 +693,41 @@ func TestEscalation(t *testing.T) {
 	}
 	t.Errorf("the first warning L%d is not in the top 5: %+v", warn, rep.Evidence)
 }
+
+// TestWarningIncident: an incident that only warns (no error at all)
+// starts where the warnings rose, and a new line just before it is its
+// precursor.
+func TestWarningIncident(t *testing.T) {
+	var b strings.Builder
+	ts := time.Date(2024, 6, 3, 12, 0, 0, 0, time.UTC)
+	line := 0
+	emit := func(level, msg string) {
+		line++
+		fmt.Fprintf(&b, "%s UTC [812] %s %s\n", ts.Format("2006-01-02 15:04:05.000"), level, msg)
+		ts = ts.Add(7 * time.Second)
+	}
+	pause := 0
+	for i := range 1000 {
+		switch {
+		case i == 700:
+			emit("LOG", "PAUSE command issued")
+			pause = line
+		case i > 730 && i%3 == 0:
+			emit("WARNING", fmt.Sprintf("C-0x55e8c4dbdc%02x: appdb/app@10.0.3.13:%d pooler error: query_wait_timeout", i%256, 30000+i))
+		case i%250 == 17:
+			emit("WARNING", fmt.Sprintf("C-0x55e8c4aa%04x: appdb/report@10.0.9.4:%d pooler error: no such user", i, 40000+i))
+		default:
+			emit("LOG", fmt.Sprintf("stats: %d xacts/s, %d queries/s, in %d B/s, out %d B/s, xact %d us, query %d us, wait %d us", 40+i%9, 120+i%17, 9000+i, 31000+i, 900+i%50, 300+i%40, i%7))
+		}
+	}
+	rep := analyzeText(t, "pgbouncer.log", b.String(), 5)
+	for _, e := range rep.Evidence {
+		if e.Line == pause {
+			if !strings.Contains(e.Reason, "lines before the errors starting at") {
+				t.Errorf("L%d's reason %q, want it called new before the incident", pause, e.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("the PAUSE (L%d) is not in the top 5: %+v", pause, rep.Evidence)
+}

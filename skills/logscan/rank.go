@@ -467,12 +467,17 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		if _, ok := rc.incident[int32(f)]; ok {
 			continue
 		}
-		if cp := changePoint(fs.errs, fs.lines); cp > 0 {
+		h, lvl := fs.errs, uint8(lvError)
+		if fs.errors < minChangeErrors {
+			// a log whose incident only warns: where its warnings rose
+			h, lvl = fs.warns, lvWarn
+		}
+		if cp := changePoint(h, fs.lines); cp > 0 {
 			// the first error line at or after it: a template's first
 			// one, or the bucket's start
 			start := 0
 			for _, c := range all {
-				if int(c.file) == f && c.level >= lvError && !c.bg && c.head >= cp && (start == 0 || c.head < start) {
+				if int(c.file) == f && c.level >= lvl && !c.bg && c.head >= cp && (start == 0 || c.head < start) {
 					start = c.head
 				}
 			}
