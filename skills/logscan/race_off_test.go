@@ -1,0 +1,5 @@
+//go:build !race
+
+package logscan
+
+const raceEnabled = false
