@@ -163,6 +163,18 @@ type mkey struct {
 	shape uint64
 }
 
+// templateGroups returns, by final template id, the clusters the miner
+// merged into it that have events.
+func (e *engine) templateGroups(rc rankCtx) map[string][]int32 {
+	groups := map[string][]int32{}
+	for i := range e.cl {
+		if e.cl[i].count > 0 {
+			groups[rc.ids[i]] = append(groups[rc.ids[i]], int32(i))
+		}
+	}
+	return groups
+}
+
 // templateReturns finds each template's return after a silence (see
 // returns), by final template id: the earliest of its clusters' own
 // returns and of its clusters' first events (the miner may have put a
@@ -170,13 +182,7 @@ type mkey struct {
 // cluster's first event after the last of the template's other clusters
 // that started before it is a return too). A cluster's own return counts
 // only when no other cluster of the template ran into its silence.
-func (e *engine) templateReturns(rc rankCtx) map[string]episode {
-	groups := map[string][]int32{}
-	for i := range e.cl {
-		if e.cl[i].count > 0 {
-			groups[rc.ids[i]] = append(groups[rc.ids[i]], int32(i))
-		}
-	}
+func (e *engine) templateReturns(groups map[string][]int32) map[string]episode {
 	// silent reports whether the template's clusters other than self
 	// that started before line at ended a silence before it, and returns
 	// the last line of those.
@@ -243,13 +249,7 @@ func (e *engine) templateReturns(rc rankCtx) map[string]episode {
 // every cluster of the template that started before them (the miner may
 // have put the template's info and warning lines in clusters it merged
 // at the end).
-func (e *engine) templateEscalations(rc rankCtx) map[string]episode {
-	groups := map[string][]int32{}
-	for i := range e.cl {
-		if e.cl[i].count > 0 {
-			groups[rc.ids[i]] = append(groups[rc.ids[i]], int32(i))
-		}
-	}
+func (e *engine) templateEscalations(groups map[string][]int32) map[string]episode {
 	// below returns the highest level of the template's clusters other
 	// than self that started before line at in file, and whether it is
 	// below lvl (false when there are none).
@@ -434,7 +434,8 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			c.level = max(c.level, lvError)
 		}
 	}
-	rets, escs := e.templateReturns(rc), e.templateEscalations(rc)
+	groups := e.templateGroups(rc)
+	rets, escs := e.templateReturns(groups), e.templateEscalations(groups)
 	for _, c := range all {
 		ep, ok := rets[rc.ids[c.cluster]]
 		esc, escOK := escs[rc.ids[c.cluster]]
