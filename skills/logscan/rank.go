@@ -175,6 +175,10 @@ func (e *engine) templateGroups(rc rankCtx) map[string][]int32 {
 	return groups
 }
 
+// maxGroupScan is the most clusters of one template whose returns and
+// escalations are looked for (the checks compare each pair).
+const maxGroupScan = 64
+
 // templateReturns finds each template's return after a silence (see
 // returns), by final template id: the earliest of its clusters' own
 // returns and of its clusters' first events (the miner may have put a
@@ -209,6 +213,9 @@ func (e *engine) templateReturns(groups map[string][]int32) map[string]episode {
 	}
 	out := map[string]episode{}
 	for id, g := range groups {
+		if len(g) > maxGroupScan {
+			continue // each cluster is checked against the others
+		}
 		var best episode
 		found := false
 		for _, cl := range g {
@@ -270,6 +277,9 @@ func (e *engine) templateEscalations(groups map[string][]int32) map[string]episo
 	}
 	out := map[string]episode{}
 	for id, g := range groups {
+		if len(g) > maxGroupScan {
+			continue // each cluster is checked against the others
+		}
 		var best episode
 		found := false
 		for _, cl := range g {
