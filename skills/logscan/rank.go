@@ -335,7 +335,7 @@ const briefEpisode = 0.05
 // candidates of their own, shown at the return and counted from it;
 // those of background errors are left out. score keeps them only where
 // they fall just before the errors.
-func (e *engine) backCands(rc rankCtx, rets, escs map[string]episode, merged map[mkey]*cand) []*cand {
+func (e *engine) backCands(rc rankCtx, groups map[string][]int32, rets, escs map[string]episode, merged map[mkey]*cand) []*cand {
 	var out []*cand
 	add := func(id string, ep episode, esc bool) {
 		orig := merged[mkey{id, ep.sub}]
@@ -343,10 +343,8 @@ func (e *engine) backCands(rc rankCtx, rets, escs map[string]episode, merged map
 			return
 		}
 		var total int64
-		for i := range e.cl {
-			if rc.ids[i] == id {
-				total += e.cl[i].count
-			}
+		for _, z := range groups[id] {
+			total += e.cl[z].count
 		}
 		c := &cand{cluster: ep.cluster, file: ep.file, line: ep.line, head: ep.head, text: ep.text, headText: ep.headText,
 			count: max(1, total-ep.before), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level,
@@ -498,7 +496,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			rc.incident[int32(f)] = start
 		}
 	}
-	all = append(all, e.backCands(rc, rets, escs, merged)...)
+	all = append(all, e.backCands(rc, groups, rets, escs, merged)...)
 	rc.novel = novelty(e.cl, len(rc.files))
 	rc.lastBeforeStop = lastBeforeStop(all)
 	var out []scored
