@@ -544,6 +544,10 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 
 func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	s := scored{c: c}
+	if c.back > 0 && !backInWindow(c, rc) {
+		// a return anywhere else says nothing its first event does not
+		return s
+	}
 	add := func(w float64, why string) {
 		s.score += w
 		if why != "" {
@@ -859,6 +863,24 @@ func precursorStarts(onset, incident int, bursts []Burst) []int {
 		s = append(s, incident)
 	}
 	return s
+}
+
+// backInWindow reports whether a template's return or escalation c falls
+// where score's precursor or incident weight would count it, before the
+// errors (score checks the same again as it adds them).
+func backInWindow(c *cand, rc rankCtx) bool {
+	if int(c.file) < len(rc.novel) && rc.novel[c.file] >= 0.5 {
+		return false // a build log: the weights fade to nothing
+	}
+	if c.level < lvError && c.sub == 0 {
+		for _, start := range precursorStarts(rc.onset[c.file], rc.incident[c.file], rc.bursts[c.file]) {
+			if c.head < start && c.head >= start-precursorWindow && c.head >= max(10, start/5) {
+				return true
+			}
+		}
+	}
+	b, ok := rc.incident[c.file]
+	return ok && c.level >= lvError && c.head <= b && c.head >= b-incidentWindow
 }
 
 // digitless removes digits, for de-duplicating evidence texts.
