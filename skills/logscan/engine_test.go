@@ -738,3 +738,35 @@ func TestWarningIncident(t *testing.T) {
 	}
 	t.Errorf("the PAUSE (L%d) is not in the top 5: %+v", pause, rep.Evidence)
 }
+
+// TestShortlist: past n candidates, the ones score could rank highest are
+// kept (a level, rarity, a root cause), the earliest first among equals.
+func TestShortlist(t *testing.T) {
+	var all []*cand
+	for i := range 30 {
+		c := &cand{line: 100 - i, count: 1, level: lvInfo}
+		switch i % 3 {
+		case 0:
+			c.level = lvError
+		case 1:
+			c.level, c.count = lvError, 9 // less rare
+		}
+		all = append(all, c)
+	}
+	all = append(all, &cand{line: 500, count: 40, level: lvWarn, keyPri: keyCause})
+	got := shortlist(all, 12)
+	if len(got) != 12 {
+		t.Fatalf("%d kept, want 12", len(got))
+	}
+	if got[0].level != lvError || got[0].count != 1 || got[0].line != 73 {
+		t.Errorf("first kept %+v, want the earliest error seen once (L73)", *got[0])
+	}
+	for _, c := range got {
+		if c.level == lvInfo {
+			t.Errorf("an info line L%d kept over errors", c.line)
+		}
+	}
+	if kept := shortlist(all[:5], 12); len(kept) != 5 {
+		t.Errorf("%d of 5 kept under the limit", len(kept))
+	}
+}

@@ -497,6 +497,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		}
 	}
 	all = append(all, e.backCands(rc, groups, rets, escs, merged)...)
+	all = shortlist(all, maxScored)
 	rc.novel = novelty(e.cl, len(rc.files))
 	rc.lastBeforeStop = lastBeforeStop(all)
 	var out []scored
@@ -881,6 +882,49 @@ func backInWindow(c *cand, rc rankCtx) bool {
 	}
 	b, ok := rc.incident[c.file]
 	return ok && c.level >= lvError && c.head <= b && c.head >= b-incidentWindow
+}
+
+// maxScored is the most candidates score reads with its regular
+// expressions (a third of a millisecond each): a log whose every line is a
+// template of its own would otherwise spend most of its analysis there.
+// The logs in testdata and the generated benchmark log have at most 500.
+const maxScored = 5000
+
+// shortlist keeps, of more than n candidates, the n that its cheap part of
+// score ranks highest (level, rarity, a root cause, background, a return
+// or escalation, Gradle's account), the earliest first among equals.
+func shortlist(all []*cand, n int) []*cand {
+	if len(all) <= n {
+		return all
+	}
+	cheap := func(c *cand) float64 {
+		w := [...]float64{lvFatal: 3, lvError: 2, lvWarn: 1}[c.level] + 1/math.Sqrt(float64(max(c.count, 1)))
+		if c.keyPri != keyNone {
+			w += 1.5
+		}
+		if c.bg {
+			w -= 1.5
+		}
+		if c.back > 0 || c.wrong > 0 {
+			w += 1.5
+		}
+		return w
+	}
+	ws := make(map[*cand]float64, len(all))
+	for _, c := range all {
+		ws[c] = cheap(c)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if ws[a] != ws[b] {
+			return ws[a] > ws[b]
+		}
+		if a.file != b.file {
+			return a.file < b.file
+		}
+		return a.line < b.line
+	})
+	return all[:n]
 }
 
 // digitless removes digits, for de-duplicating evidence texts.
