@@ -765,16 +765,24 @@ func (e *engine) noteReturn(fs *fileState, c *clusterStat, fileIdx int32) {
 	if len(e.returns) >= maxReturns {
 		return
 	}
-	ep := episode{cluster: ev.cluster, prev: c.last, silences: 1, file: fileIdx, head: ev.line, line: ev.line, headText: clip(ev.text), before: c.count - 1}
+	ep := e.episodeOf(ev, c, fileIdx)
+	ep.prev, ep.silences = c.last, 1
+	if e.returns == nil {
+		e.returns = map[int32]episode{}
+	}
+	e.returns[ev.cluster] = ep
+}
+
+// episodeOf records the event ev of cluster c: the lines and texts an
+// evidence candidate shows (its root cause when it has one).
+func (e *engine) episodeOf(ev *openEvent, c *clusterStat, fileIdx int32) episode {
+	ep := episode{cluster: ev.cluster, file: fileIdx, head: ev.line, line: ev.line, headText: clip(ev.text), before: c.count - 1}
 	ep.text = ep.headText
 	if ev.keyPri != keyNone {
 		ep.line, ep.text, ep.keyPri = ev.keyLine, clip(ev.keyText), ev.keyPri
 		ep.sub = shapeHash(e.seed, ev.keyText)
 	}
-	if e.returns == nil {
-		e.returns = map[int32]episode{}
-	}
-	e.returns[ev.cluster] = ep
+	return ep
 }
 
 // Escalations. A template a service printed at info level all along and
@@ -784,7 +792,8 @@ func (e *engine) noteReturn(fs *fileState, c *clusterStat, fileIdx int32) {
 // the same way (see rank).
 
 // noteEscalation records the event fs.ev of cluster c, at level lvl above
-// any of the cluster's events before, which had a level. Out of line: it runs for few events.
+// any of the cluster's events before, which had a level. Out of line: it
+// runs for few events.
 //
 //go:noinline
 func (e *engine) noteEscalation(fs *fileState, c *clusterStat, lvl uint8, fileIdx int32) {
@@ -792,12 +801,8 @@ func (e *engine) noteEscalation(fs *fileState, c *clusterStat, lvl uint8, fileId
 	if _, ok := e.escalations[ev.cluster]; ok || c.level == lvNone || c.lastFile != fileIdx || len(e.escalations) >= maxReturns {
 		return
 	}
-	ep := episode{cluster: ev.cluster, from: c.level, level: lvl, file: fileIdx, head: ev.line, line: ev.line, headText: clip(ev.text), before: c.count - 1}
-	ep.text = ep.headText
-	if ev.keyPri != keyNone {
-		ep.line, ep.text, ep.keyPri = ev.keyLine, clip(ev.keyText), ev.keyPri
-		ep.sub = shapeHash(e.seed, ev.keyText)
-	}
+	ep := e.episodeOf(ev, c, fileIdx)
+	ep.from, ep.level = c.level, lvl
 	if e.escalations == nil {
 		e.escalations = map[int32]episode{}
 	}
