@@ -690,7 +690,6 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			newWord = fmt.Sprintf("first at %s level (%s before, first at L%d)", levelName(c.level), levelName(c.escFrom), c.back)
 		}
 	}
-	window := false
 	if c.level < lvError && c.sub == 0 && pw > 0 {
 		for _, start := range precursorStarts(rc.onset[c.file], rc.incident[c.file], rc.bursts[c.file]) {
 			lo := start - precursorWindow
@@ -700,8 +699,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 					w = 3
 				}
 				add(w*pw, fmt.Sprintf("%s %d lines before the errors starting at L%d", newWord, start-c.head, start))
-				window = true
-				break
+						break
 			}
 		}
 	}
@@ -713,11 +711,6 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		} else {
 			add(1.5*pw, fmt.Sprintf("%s %d lines before the largest burst of errors at L%d", newWord, b-c.head, b))
 		}
-		window = true
-	}
-	if c.back > 0 && !window {
-		// a return anywhere else says nothing its first event does not
-		return scored{c: c}
 	}
 	if c.level >= lvWarn && (assertionDetail(text) || int(c.cluster) < len(rc.texts) && assertionDetail(rc.texts[c.cluster])) {
 		// what a failed assertion expected and got, read from the line
@@ -867,8 +860,8 @@ func precursorStarts(onset, incident int, bursts []Burst) []int {
 }
 
 // backInWindow reports whether a template's return or escalation c falls
-// where score's precursor or incident weight would count it, before the
-// errors (score checks the same again as it adds them).
+// where score's precursor or incident weight counts it, before the errors:
+// the weights that make such a candidate worth showing.
 func backInWindow(c *cand, rc rankCtx) bool {
 	if int(c.file) < len(rc.novel) && rc.novel[c.file] >= 0.5 {
 		return false // a build log: the weights fade to nothing
