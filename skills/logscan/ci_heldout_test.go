@@ -279,6 +279,9 @@ func TestCILineClasses(t *testing.T) {
 		"java.lang.Error: boom":                              lvError,
 		"[2024-01-01 10:00:00] app.ERROR: disk full on /var": lvError,
 		"  console.error: something really failed":           lvError,
+		// cargo-nextest's final status of a test, not a try it repeats
+		"     TIMEOUT [  60.004s] store compaction::tests::compacts": lvError,
+		"        PASS [   0.011s] store segment::tests::parse":       lvNone,
 	} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d, want %d", in, got, want)

@@ -589,11 +589,16 @@ func runnerFailure(msg string) bool {
 // testFailed reports whether msg is a test runner's mark of a test that
 // failed, whatever its name says: jest's "✕", mocha's and ava's "✗",
 // "✘", "✖", "×" before the test's title, TAP's "not ok 3 - adds",
-// ScalaTest's "- adds tax *** FAILED ***". A mark
+// ScalaTest's "- adds tax *** FAILED ***", cargo-nextest's final status
+// of a test, "TIMEOUT [  60.004s] crate tests::name" (FAIL, TIMEOUT,
+// SIGSEGV …; a "TRY 1 FAIL" is a try it will repeat). A mark
 // before a count ("✖ 19 problems (1 error, 18 warnings)") is a tally.
 func testFailed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	if strings.HasPrefix(m, "not ok ") || strings.HasSuffix(strings.TrimRight(m, " "), "*** FAILED ***") {
+		return true
+	}
+	if len(m) > 0 && m[0] >= 'A' && m[0] <= 'Z' && reNextestFail.MatchString(m) {
 		return true
 	}
 	for _, p := range [...]string{"✕ ", "✗ ", "✘ ", "✖ ", "× "} {
@@ -604,6 +609,8 @@ func testFailed(msg string) bool {
 	}
 	return false
 }
+
+var reNextestFail = regexp.MustCompile(`^(FAIL|TIMEOUT|ABORT|SIG[A-Z]+) +\[ *[\d.]+s\] +\S`)
 
 // aptLevel reads apt's and dpkg's one-letter levels: "E: Unable to
 // locate package libfoo", "W: GPG error: …", "N: Skipping acquire …".

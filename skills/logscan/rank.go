@@ -699,7 +699,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 					w = 3
 				}
 				add(w*pw, fmt.Sprintf("%s %d lines before the errors starting at L%d", newWord, start-c.head, start))
-						break
+				break
 			}
 		}
 	}

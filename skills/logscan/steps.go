@@ -362,6 +362,13 @@ func (t *stepTrack) test(msg string, no int) {
 		if len(t.tests) < maxOpenTests {
 			t.tests[name] = no
 		}
+	case testRetryFail:
+		if _, open := t.tests[name]; !open && len(t.tests) < maxOpenTests {
+			if t.tests == nil {
+				t.tests = map[string]int{}
+			}
+			t.tests[name] = no // from its first failed try
+		}
 	case testUnitStart:
 		t.unit = no
 	case testClassStart:
@@ -403,7 +410,15 @@ const (
 	testPass
 	testFail
 	testClassStart
+	testRetryFail // a try of a test that its runner will try again
 )
+
+// cargo-nextest retries a failed test and prints each try's result,
+// "TRY 1 FAIL [   0.412s] crate tests::name" (its output follows) and
+// "TRY 2 PASS [   0.388s] crate tests::name": from the first failed try to
+// the one that passed, the output is a flaky test's, which did not fail
+// the run.
+var reRetryTry = regexp.MustCompile(`^TRY \d+ +([A-Z]+) +\[[^\]]*\] +(\S.*)$`)
 
 // testLine reads a test runner's line for a test starting or ending, and
 // the test's name: go test's "=== RUN   TestX/sub" and "--- PASS: TestX
@@ -439,6 +454,14 @@ func testLine(msg string) (int, string) {
 			return testPass, name
 		case "FAILED":
 			return testFail, name
+		}
+	}
+	if strings.HasPrefix(m, "TRY ") {
+		if sm := reRetryTry.FindStringSubmatch(strings.TrimRight(m, " \t")); sm != nil {
+			if sm[1] == "PASS" {
+				return testPass, sm[2]
+			}
+			return testRetryFail, sm[2]
 		}
 	}
 	if rest, ok := strings.CutPrefix(m, "Running "); ok && reJavaClass.MatchString(rest) {

@@ -471,3 +471,26 @@ BUILD FAILED in 7m 48s
 		t.Errorf("%d of the account's two causes in the top 5: %+v", causes, rep.Evidence)
 	}
 }
+
+// TestRetriedTestPassed: cargo-nextest's tries of a flaky test, from the
+// first that failed to the one that passed, are a test that passed; a
+// test whose last try failed is left open (its region never closes).
+func TestRetriedTestPassed(t *testing.T) {
+	lines := []string{
+		1: "  TRY 1 FAIL [   0.412s] net tests::reconnect_after_reset",
+		2: "--- TRY 1 STDERR:        net tests::reconnect_after_reset ---",
+		3: "thread 'tests::reconnect_after_reset' panicked at src/tests.rs:212:10:",
+		4: "        PASS [   0.011s] store segment::tests::parse",
+		5: "  TRY 2 FAIL [   0.399s] net tests::reconnect_after_reset",
+		6: "  TRY 3 PASS [   0.388s] net tests::reconnect_after_reset",
+		7: "  TRY 1 FAIL [   0.100s] net tests::always_fails",
+		8: "  TRY 2 FAIL [   0.100s] net tests::always_fails",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.testPassed), "[[1 6]]"; got != want {
+		t.Errorf("passed %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(st.testFailed); got != "[]" {
+		t.Errorf("failed %s, want none", got)
+	}
+}
