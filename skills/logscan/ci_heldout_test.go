@@ -274,11 +274,13 @@ func TestCILineClasses(t *testing.T) {
 		// Elixir quotes source under a warning with a box bar
 		" 211 │     Logger.warn(\"retrieval failed\")": lvNone,
 		// a level word as the member a program calls or names
-		"    console.error":                                  lvNone,
-		`      logger.warn(msg)`:                             lvNone,
-		"java.lang.Error: boom":                              lvError,
-		"[2024-01-01 10:00:00] app.ERROR: disk full on /var": lvError,
-		"  console.error: something really failed":           lvError,
+		"    console.error":                                   lvNone,
+		`      logger.warn(msg)`:                              lvNone,
+		"java.lang.Error: boom":                               lvError,
+		"[2024-01-01 10:00:00] app.ERROR: disk full on /var":  lvError,
+		"  console.error: something really failed":            lvError,
+		"Migration checksum mismatch for migration version 7": lvWarn,
+		"host 10.0.4.7 unreachable, removing from the pool":   lvWarn,
 		// cargo-nextest's final status of a test, not a try it repeats
 		"     TIMEOUT [  60.004s] store compaction::tests::compacts": lvError,
 		"        PASS [   0.011s] store segment::tests::parse":       lvNone,
@@ -326,6 +328,8 @@ func TestCILineClasses(t *testing.T) {
 		// service-log causes that only mention a number near a failure word
 		"giving up after 5 failed attempts to reach db-1": false, "upstream returned error 503 for /v1/charges": false,
 		"payment failed 3 times, card declined": false,
+		// vitest's tallies, columns split by a bar
+		" Test Files  1 failed | 23 passed | 1 skipped (25)": true,
 	} {
 		if got := reSummary.MatchString(in); got != want {
 			t.Errorf("reSummary.MatchString(%q) = %v, want %v", in, got, want)

@@ -9,6 +9,7 @@ import (
 	"github.com/sleuth-bot/sleuth/skills/logscan/internal/loggen"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -231,5 +232,26 @@ func TestTemplatesJSONLWriterError(t *testing.T) {
 	err = WriteTemplatesJSONL(context.Background(), gen, Options{}, &failingWriter{left: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v, want the writer's error", err)
+	}
+}
+
+// Every warning word keywordLevel's expression knows passes the stem
+// prefilter in front of it: a word added to one and not the other is
+// never read.
+func TestWarnWordsHaveStems(t *testing.T) {
+	src := reWarnWord.String()
+	i, j := strings.Index(src, `\b(`), strings.LastIndex(src, `)\b`)
+	if i < 0 || j < i {
+		t.Fatalf("cannot read the words of %s", src)
+	}
+	optional := regexp.MustCompile(`\([a-z]+\)\?|.\?`)
+	for _, w := range strings.Split(src[i+3:j], "|") {
+		w = optional.ReplaceAllString(w, "")
+		if w == "" || strings.ContainsAny(w, `\()[]`) {
+			continue
+		}
+		if msg := "the " + w + " one"; keywordLevel(msg) < lvWarn {
+			t.Errorf("%q: keywordLevel(%q) = %d, want a warning (a stem for it in keywordStems?)", w, msg, keywordLevel(msg))
+		}
 	}
 }

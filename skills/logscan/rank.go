@@ -53,7 +53,7 @@ var (
 	// only a number standing alone ("0.0.0.0:443 failed (98: …)" is a port);
 	// "Errors: 1" ends the line or the list goes on ("error: 400 ::" is a
 	// status code).
-	reSummary = regexp.MustCompile(`(?i)(^|[\s(\[,])\d+ (\w+ )?(errors?|failures?|failed|problems?)(\s*[,;.()]|\s*$|\s+(in|and|out of)\b)|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed): \d+(\s*[,;)]|\s*$)|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
+	reSummary = regexp.MustCompile(`(?i)(^|[\s(\[,])\d+ (\w+ )?(errors?|failures?|failed|problems?)(\s*[,;.()|]|\s*$|\s+(in|and|out of)\b)|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed): \d+(\s*[,;)]|\s*$)|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
 	reKnown   = []known{
 		{regexp.MustCompile(`(?i)no space left on device|disk quota|disk full`), "disk full"},
 		{regexp.MustCompile(`(?i)too many open files`), "file descriptors exhausted"},
