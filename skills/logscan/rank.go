@@ -211,43 +211,62 @@ func (e *engine) templateReturns(groups map[string][]int32) map[string]episode {
 		}
 		return prev, true
 	}
+	return earliestPerTemplate(groups, func(cl int32, g []int32) []episode {
+		var eps []episode
+		if ep, ok := e.returns[cl]; ok {
+			if prev, ok := silent(ep.head, 0, ep.file, cl, g); ok {
+				ep.cluster, ep.prev = cl, max(ep.prev, prev)
+				eps = append(eps, ep)
+			}
+		}
+		if cs := &e.cl[cl]; len(g) > 1 {
+			// not after another cluster of the template when prev is 0
+			if prev, ok := silent(cs.first, cs.firstMS, cs.file, cl, g); ok && prev > 0 {
+				ep := e.firstEventEpisode(cl, g)
+				ep.prev, ep.silences = prev, 1
+				if own, ok := e.returns[cl]; ok {
+					ep.silences += own.silences
+				}
+				eps = append(eps, ep)
+			}
+		}
+		return eps
+	})
+}
+
+// earliestPerTemplate returns, by final template id, the earliest of the
+// episodes found returns for each of the template's clusters (given with
+// all of them, g). Templates of more than maxGroupScan clusters are left
+// out: the checks compare each pair.
+func earliestPerTemplate(groups map[string][]int32, found func(cl int32, g []int32) []episode) map[string]episode {
 	out := map[string]episode{}
 	for id, g := range groups {
 		if len(g) > maxGroupScan {
-			continue // each cluster is checked against the others
+			continue
 		}
-		var best episode
-		found := false
 		for _, cl := range g {
-			cs := &e.cl[cl]
-			if ep, ok := e.returns[cl]; ok && (!found || ep.head < best.head) {
-				if prev, ok := silent(ep.head, 0, ep.file, cl, g); ok {
-					ep.cluster, ep.prev = cl, max(ep.prev, prev)
-					best, found = ep, true
+			for _, ep := range found(cl, g) {
+				if best, ok := out[id]; !ok || ep.head < best.head {
+					out[id] = ep
 				}
 			}
-			if len(g) == 1 || found && cs.first >= best.head {
-				continue
-			}
-			prev, ok := silent(cs.first, cs.firstMS, cs.file, cl, g)
-			if !ok || prev == 0 {
-				continue // not after another cluster of the template
-			}
-			best, found = episode{cluster: cl, file: cs.file, head: cs.first, line: cs.first, text: cs.text, headText: cs.text, prev: prev, silences: 1}, true
-			if own, ok := e.returns[cl]; ok {
-				best.silences += own.silences
-			}
-			for _, z := range g {
-				if e.cl[z].first < cs.first {
-					best.before += e.cl[z].count
-				}
-			}
-		}
-		if found {
-			out[id] = best
 		}
 	}
 	return out
+}
+
+// firstEventEpisode is cluster cl's first event as an episode of its
+// template, after the events of the template's clusters g that started
+// before it.
+func (e *engine) firstEventEpisode(cl int32, g []int32) episode {
+	cs := &e.cl[cl]
+	ep := episode{cluster: cl, file: cs.file, head: cs.first, line: cs.first, text: cs.text, headText: cs.text}
+	for _, z := range g {
+		if e.cl[z].first < cs.first {
+			ep.before += e.cl[z].count
+		}
+	}
+	return ep
 }
 
 // templateEscalations finds each template's escalation (see
@@ -275,37 +294,22 @@ func (e *engine) templateEscalations(groups map[string][]int32) map[string]episo
 		}
 		return top, any
 	}
-	out := map[string]episode{}
-	for id, g := range groups {
-		if len(g) > maxGroupScan {
-			continue // each cluster is checked against the others
+	return earliestPerTemplate(groups, func(cl int32, g []int32) []episode {
+		var eps []episode
+		if ep, ok := e.escalations[cl]; ok {
+			if from, any := below(ep.head, ep.file, cl, ep.level, g); !any || from < ep.level {
+				eps = append(eps, ep)
+			}
 		}
-		var best episode
-		found := false
-		for _, cl := range g {
-			cs := &e.cl[cl]
-			if ep, ok := e.escalations[cl]; ok && (!found || ep.head < best.head) {
-				if from, any := below(ep.head, ep.file, cl, ep.level, g); !any || from < ep.level {
-					best, found = ep, true
-				}
-			}
-			if len(g) == 1 || cs.firstLevel < lvWarn || found && cs.first >= best.head {
-				continue
-			}
+		if cs := &e.cl[cl]; len(g) > 1 && cs.firstLevel >= lvWarn {
 			if from, any := below(cs.first, cs.file, cl, cs.firstLevel, g); any && from > lvNone {
-				best, found = episode{cluster: cl, file: cs.file, head: cs.first, line: cs.first, text: cs.text, headText: cs.text, from: from, level: cs.firstLevel}, true
-				for _, z := range g {
-					if e.cl[z].first < cs.first {
-						best.before += e.cl[z].count
-					}
-				}
+				ep := e.firstEventEpisode(cl, g)
+				ep.from, ep.level = from, cs.firstLevel
+				eps = append(eps, ep)
 			}
 		}
-		if found {
-			out[id] = best
-		}
-	}
-	return out
+		return eps
+	})
 }
 
 // comeback reports whether a template that background would take for one
