@@ -466,14 +466,8 @@ func TestRunnerStoppedJob(t *testing.T) {
 // first other error, shortly before the largest burst of errors, and it
 // outranks both the background and the burst's louder consequences.
 func TestServiceIncident(t *testing.T) {
-	var b strings.Builder
-	ts := time.Date(2024, 6, 3, 10, 0, 0, 0, time.UTC)
-	line := 0
-	emit := func(level, msg string) {
-		line++
-		fmt.Fprintf(&b, "%s %s [main] %s\n", ts.Format("2006-01-02 15:04:05.000"), level, msg)
-		ts = ts.Add(time.Second)
-	}
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 10, 0, 0, 0, time.UTC), step: time.Second, layout: "2006-01-02 15:04:05.000", format: "%s %s [main] %s\n"}
+	emit := lg.emit
 	cause := 0
 	for i := range 400 {
 		switch {
@@ -481,14 +475,14 @@ func TestServiceIncident(t *testing.T) {
 			emit("ERROR", fmt.Sprintf("sshd: Failed password for root from 198.51.100.%d port %d", i%250, 40000+i))
 		case i == 250:
 			emit("ERROR", "pool: remaining connection slots are reserved for superuser connections")
-			cause = line
+			cause = lg.line
 		case i > 300 && i < 340:
 			emit("ERROR", fmt.Sprintf("GET /api/orders/%d failed: upstream request timeout after 30000 ms", 1000+i))
 		default:
 			emit("INFO", fmt.Sprintf("GET /api/orders/%d 200 in %d ms", 1000+i, 10+i%40))
 		}
 	}
-	rep := analyzeText(t, "svc.log", b.String(), 10)
+	rep := analyzeText(t, "svc.log", lg.b.String(), 10)
 	rank := map[int]int{}
 	reasons := map[int]string{}
 	for i, e := range rep.Evidence {
@@ -540,23 +534,17 @@ func TestTraceLineByLine(t *testing.T) {
 // pauses and comes back again and again keeps its rhythm and its
 // background status.
 func TestComeback(t *testing.T) {
-	var b strings.Builder
-	ts := time.Date(2024, 6, 3, 8, 0, 0, 0, time.UTC)
-	line := 0
-	emit := func(level, msg string) {
-		line++
-		fmt.Fprintf(&b, "%s %s [main] %s\n", ts.Format("2006-01-02 15:04:05.000"), level, msg)
-		ts = ts.Add(15 * time.Second)
-	}
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 8, 0, 0, 0, time.UTC), step: 15 * time.Second, layout: "2006-01-02 15:04:05.000", format: "%s %s [main] %s\n"}
+	emit := lg.emit
 	first, back := 0, 0
 	for i := range 1200 {
 		switch {
 		case i == 100:
 			emit("WARN", "flood stage disk watermark [95%] exceeded on node-2, all indices on this node will be marked read-only")
-			first = line
+			first = lg.line
 		case i == 900:
 			emit("WARN", "flood stage disk watermark [95%] exceeded on node-3, all indices on this node will be marked read-only")
-			back = line
+			back = lg.line
 		case i > 900 && i%30 == 0:
 			emit("WARN", fmt.Sprintf("flood stage disk watermark [95%%] exceeded on node-3, all indices on this node will be marked read-only (%d)", i))
 		case i%150 == 7:
@@ -568,7 +556,7 @@ func TestComeback(t *testing.T) {
 			emit("INFO", fmt.Sprintf("GET /api/carts/%d 200 in %d ms", 1000+i, 10+i%40))
 		}
 	}
-	rep := analyzeText(t, "es.log", b.String(), 5)
+	rep := analyzeText(t, "es.log", lg.b.String(), 5)
 	rank := map[int]int{}
 	reasons := map[int]string{}
 	for i, e := range rep.Evidence {
@@ -663,32 +651,26 @@ func TestEvidenceDeterministic(t *testing.T) {
 // TestEscalation: a template printed at info level for hours and then as
 // a warning just before the errors is shown where it first warned.
 func TestEscalation(t *testing.T) {
-	var b strings.Builder
-	ts := time.Date(2024, 6, 4, 8, 0, 0, 0, time.UTC)
-	line := 0
-	emit := func(level, msg string) {
-		line++
-		fmt.Fprintf(&b, "%s %-5s [Thread-2] %s\n", ts.Format("2006-01-02 15:04:05,000"), level, msg)
-		ts = ts.Add(10 * time.Second)
-	}
+	lg := &timedLog{ts: time.Date(2024, 6, 4, 8, 0, 0, 0, time.UTC), step: 10 * time.Second, layout: "2006-01-02 15:04:05,000", format: "%s %-5s [Thread-2] %s\n"}
+	emit := lg.emit
 	first, warn := 0, 0
 	for i := range 1000 {
 		switch {
 		case i%120 == 40 && i < 800:
 			emit("INFO", fmt.Sprintf("Detected pause in JVM or host machine (eg GC): pause of approximately %d ms", 1100+i))
 			if first == 0 {
-				first = line
+				first = lg.line
 			}
 		case i == 850:
 			emit("WARN", "Detected pause in JVM or host machine (eg GC): pause of approximately 23611 ms")
-			warn = line
+			warn = lg.line
 		case i > 870 && i%4 == 0:
 			emit("ERROR", fmt.Sprintf("Unexpected exception causing shutdown while sock still open, session 0x%x", 4096+i))
 		default:
 			emit("INFO", fmt.Sprintf("Processing ruok command from /127.0.0.1:%d", 40000+i))
 		}
 	}
-	rep := analyzeText(t, "zk.log", b.String(), 5)
+	rep := analyzeText(t, "zk.log", lg.b.String(), 5)
 	want := fmt.Sprintf("first at warn level (info before, first at L%d)", first)
 	for _, e := range rep.Evidence {
 		if e.Line == warn {
@@ -705,20 +687,14 @@ func TestEscalation(t *testing.T) {
 // starts where the warnings rose, and a new line just before it is its
 // precursor.
 func TestWarningIncident(t *testing.T) {
-	var b strings.Builder
-	ts := time.Date(2024, 6, 3, 12, 0, 0, 0, time.UTC)
-	line := 0
-	emit := func(level, msg string) {
-		line++
-		fmt.Fprintf(&b, "%s UTC [812] %s %s\n", ts.Format("2006-01-02 15:04:05.000"), level, msg)
-		ts = ts.Add(7 * time.Second)
-	}
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 12, 0, 0, 0, time.UTC), step: 7 * time.Second, layout: "2006-01-02 15:04:05.000", format: "%s UTC [812] %s %s\n"}
+	emit := lg.emit
 	pause := 0
 	for i := range 1000 {
 		switch {
 		case i == 700:
 			emit("LOG", "PAUSE command issued")
-			pause = line
+			pause = lg.line
 		case i > 730 && i%3 == 0:
 			emit("WARNING", fmt.Sprintf("C-0x55e8c4dbdc%02x: appdb/app@10.0.3.13:%d pooler error: query_wait_timeout", i%256, 30000+i))
 		case i%250 == 17:
@@ -727,7 +703,7 @@ func TestWarningIncident(t *testing.T) {
 			emit("LOG", fmt.Sprintf("stats: %d xacts/s, %d queries/s, in %d B/s, out %d B/s, xact %d us, query %d us, wait %d us", 40+i%9, 120+i%17, 9000+i, 31000+i, 900+i%50, 300+i%40, i%7))
 		}
 	}
-	rep := analyzeText(t, "pgbouncer.log", b.String(), 5)
+	rep := analyzeText(t, "pgbouncer.log", lg.b.String(), 5)
 	for _, e := range rep.Evidence {
 		if e.Line == pause {
 			if !strings.Contains(e.Reason, "lines before the errors starting at") {
@@ -769,4 +745,20 @@ func TestShortlist(t *testing.T) {
 	if kept := shortlist(all[:5], 12); len(kept) != 5 {
 		t.Errorf("%d of 5 kept under the limit", len(kept))
 	}
+}
+
+// timedLog builds a log a line at a time, each line step after the one
+// before: format gets the timestamp (in layout), the level and the message.
+type timedLog struct {
+	b              strings.Builder
+	ts             time.Time
+	step           time.Duration
+	line           int
+	layout, format string
+}
+
+func (l *timedLog) emit(level, msg string) {
+	l.line++
+	fmt.Fprintf(&l.b, l.format, l.ts.Format(l.layout), level, msg)
+	l.ts = l.ts.Add(l.step)
 }
