@@ -48,6 +48,9 @@ type cand struct {
 	// wrong is the line of the "* What went wrong:" whose account of the
 	// failure holds it (see wrongStart), set by rank; 0 none
 	wrong int
+	// change is, for the last change before the errors (see
+	// changeCands), the line the errors start at; 0 otherwise
+	change int
 }
 
 type clusterStat struct {
@@ -69,6 +72,9 @@ type clusterStat struct {
 	// on the next line does ("error during build:"); 0 not yet known,
 	// 1 no, 2 yes (see announcer)
 	announce uint8
+	// change: its first message below warning level reads as a change
+	// (see noteChange); 0 not yet known, 1 no, 2 yes
+	change uint8
 	// annBy is the line of the error event that announced the
 	// cluster's first event on the line before it; 0 none
 	annBy int
@@ -122,6 +128,7 @@ type fileState struct {
 	ev                 openEvent
 	steps              stepTrack
 	errs, warns        lineHist // errors and warnings by line, for the incident's change point
+	changes            []change // events of change templates (see noteChange)
 }
 
 // lineHist counts events in buckets of consecutive lines; the buckets
@@ -183,6 +190,8 @@ type engine struct {
 	// before (see noteEscalation).
 	returns     map[int32]episode
 	escalations map[int32]episode
+
+	changeTests int // first messages tested by noteChange
 }
 
 // Returns. A warning or error a service printed once or twice hours ago,
@@ -679,6 +688,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 		c.level = lvl
 	}
 	e.levels[lvl]++
+	if c.change != 1 && lvl < lvWarn {
+		e.noteChange(fs, c)
+	}
 
 	c.lastFile = fileIdx
 	if fs.annLine > 0 || lvl >= lvError {

@@ -500,9 +500,10 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			rc.incident[int32(f)] = start
 		}
 	}
-	all = append(all, e.backCands(rc, groups, rets, escs, merged)...)
-	all = shortlist(all, maxScored)
 	rc.novel = novelty(e.cl, len(rc.files))
+	all = append(all, e.backCands(rc, groups, rets, escs, merged)...)
+	all = append(all, e.changeCands(rc, groups, merged)...)
+	all = shortlist(all, maxScored)
 	rc.lastBeforeStop = lastBeforeStop(all)
 	var out []scored
 	for _, c := range all {
@@ -694,7 +695,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			newWord = fmt.Sprintf("first at %s level (%s before, first at L%d)", levelName(c.level), levelName(c.escFrom), c.back)
 		}
 	}
-	if c.level < lvError && c.sub == 0 && pw > 0 {
+	if c.change > 0 {
+		add(changeWeight*pw, changeReason(c))
+	} else if c.level < lvError && c.sub == 0 && pw > 0 {
 		for _, start := range precursorStarts(rc.onset[c.file], rc.incident[c.file], rc.bursts[c.file]) {
 			lo := start - precursorWindow
 			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && isNew() {
@@ -902,7 +905,7 @@ func shortlist(all []*cand, n int) []*cand {
 		if c.bg {
 			w -= 1.5
 		}
-		if c.back > 0 || c.wrong > 0 {
+		if c.back > 0 || c.wrong > 0 || c.change > 0 {
 			w += 1.5
 		}
 		return w

@@ -1,0 +1,139 @@
+package logscan
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Changes. "What changed just before it broke?" is the first question an
+// on-call engineer asks of a service log, and the answer is often a line
+// with no failure word at all: a runtime setting updated ("new=2s
+// old=20s"), a feature flag toggled, a statement an administrator ran
+// (`ALTER SYSTEM SET …`), a command issued on a console. Such templates
+// often recur harmlessly (the same flag toggled back and forth, a pause
+// later resumed), so neither rarity nor novelty finds the one that
+// mattered; its position does: the last change before the errors began.
+//
+// An event below warning level is a change when its message reads as one
+// (reChange, reAdminStmt); such events are noted as the file is read
+// (noteChange, which tests the first events of templates whose first
+// message was a change), and rank shows the last one before the errors, after the
+// start-up phase, as a candidate of its own (changeCands). A template
+// printed more than maxChangeCount times is a routine, not a change.
+const (
+	maxChangeEvents = 1024  // change events noted per file
+	maxChangeCount  = 20    // events of a template that is still a change
+	maxChangeTests  = 16384 // templates whose first message is tested (a regular expression each)
+)
+
+// change is one event of a change template.
+type change struct {
+	line    int
+	cluster int32
+	text    string
+}
+
+// reChange matches what a change of a running system's settings or an
+// operator's action reads like: a setting with a verb of change (either
+// order), an old and a new value, a value changed from one thing to
+// another, a command issued.
+var reChange = regexp.MustCompile(`(?i)` +
+	`\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|propert(?:y|ies)|flags?|toggles?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b(?:[^.;!?]|\.\S){0,60}?\b(?:changed|updated|modified|reloaded|applied|altered|overridden|switched|toggled|set to|enabled|disabled|increased|decreased|reduced|lowered|raised)\b` +
+	`|\b(?:changed|updated|modified|reloaded|reloading|applied|applying|toggled|overrode|overriding|altered)\b(?:[^.;!?]|\.\S){0,40}?\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|flags?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b` +
+	`|\breconfigur|\bhot[- ]?reload` +
+	`|\bold\s*[=:][^=]{0,80}?\bnew\s*[=:]|\bnew\s*[=:][^=]{0,80}?\bold\s*[=:]` +
+	`|\b(?:set|increased|decreased|reduced|raised|lowered|resized|scaled|shrunk|grown)\b(?:[^.;!?]|\.\S){0,60}?\bfrom\s+\S+\s+to\b` +
+	`|\bissued\b(?:[^.;!?]|\.\S){0,40}?\bcommand\b|\bcommand\b(?:[^.;!?]|\.\S){0,20}?\b(?:issued|received)\b`)
+
+// reAdminStmt matches an administrative statement as databases log it:
+// DDL, privileges, server settings.
+var reAdminStmt = regexp.MustCompile(`\b(?:ALTER (?:SYSTEM|TABLE|DATABASE|SCHEMA|USER|ROLE|INDEX|TABLESPACE)|DROP (?:TABLE|DATABASE|SCHEMA|INDEX|USER|ROLE)|TRUNCATE|GRANT|REVOKE|SYSTEM (?:STOP|START)|CONFIG SET|FLUSHALL|FLUSHDB)\b`)
+
+// changeLine reports whether a message reads as a change.
+func changeLine(msg string) bool {
+	return reChange.MatchString(msg) || reAdminStmt.MatchString(msg)
+}
+
+// noteChange notes the event fs.ev of cluster c, below warning level,
+// when its message reads as a change. A template whose first such message
+// does not is never tested again, and one whose does has each of its
+// first maxChangeCount events tested (one template may hold an
+// administrator's statements and routine queries alike). Out of line:
+// after its first test it runs for change templates only; at most
+// maxChangeTests messages are tested in all.
+//
+//go:noinline
+func (e *engine) noteChange(fs *fileState, c *clusterStat) {
+	ev := &fs.ev
+	first := c.change == 0
+	c.change = 1
+	if e.changeTests >= maxChangeTests || len(fs.changes) >= maxChangeEvents || c.count > maxChangeCount {
+		return
+	}
+	e.changeTests++
+	if !changeLine(ev.msg) {
+		if !first {
+			c.change = 2 // this event is no change; later ones may be
+		}
+		return
+	}
+	c.change = 2
+	fs.changes = append(fs.changes, change{line: ev.line, cluster: ev.cluster, text: clip(ev.text)})
+}
+
+// changeCands returns, per service log, the last change before its
+// errors start (at the largest burst, else at the first error that is not
+// background) as a candidate of its own, shown where it happened and
+// counted with all its template's events. Changes in the start-up phase
+// (the first fifth of the lines before the start) are configuration, not
+// changes; build logs (see novelty) are left out, as score's precursor
+// weight leaves them out.
+func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[mkey]*cand) []*cand {
+	var out []*cand
+	for f, fs := range rc.files {
+		if len(fs.changes) == 0 || f < len(rc.novel) && rc.novel[f] >= 0.5 {
+			continue
+		}
+		start, ok := rc.incident[int32(f)]
+		if !ok {
+			start = rc.onset[int32(f)]
+		}
+		var best *cand
+		for i := range fs.changes {
+			ch := &fs.changes[i]
+			if ch.line >= start {
+				break // noted in order
+			}
+			if ch.line < max(10, start/5) {
+				continue
+			}
+			id := rc.ids[ch.cluster]
+			orig := merged[mkey{id, 0}]
+			if orig == nil || orig.level >= lvWarn {
+				continue
+			}
+			var total int64
+			for _, z := range groups[id] {
+				total += e.cl[z].count
+			}
+			if total > maxChangeCount {
+				continue
+			}
+			best = &cand{cluster: ch.cluster, file: int32(f), line: ch.line, head: ch.line, text: ch.text, headText: ch.text,
+				count: total, lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level, change: start}
+		}
+		if best != nil {
+			out = append(out, best)
+		}
+	}
+	return out
+}
+
+// changeReason is score's reason for a change candidate.
+func changeReason(c *cand) string {
+	return fmt.Sprintf("the last change before the errors starting at L%d", c.change)
+}
+
+// changeWeight is score's weight for the last change before the errors,
+// faded out in build logs as the precursor weight is.
+const changeWeight = 3.5
