@@ -17,13 +17,14 @@ import (
 // An event below warning level is a change when its message reads as one
 // (reChange, reAdminStmt); such events are noted as the file is read
 // (noteChange, which tests the first events of templates whose first
-// message was a change), and rank shows the last one before the errors, after the
-// start-up phase, as a candidate of its own (changeCands). A template
-// printed more than maxChangeCount times is a routine, not a change.
+// message was a change), and rank shows the last one before the errors,
+// after the start-up phase, as a candidate of its own (changeCands). A
+// template printed more than maxChangeCount times is a routine, not a
+// change.
 const (
 	maxChangeEvents = 1024  // change events noted per file
 	maxChangeCount  = 20    // events of a template that is still a change
-	maxChangeTests  = 16384 // templates whose first message is tested (a regular expression each)
+	maxChangeTests  = 16384 // messages tested in all (two regular expressions each)
 )
 
 // change is one event of a change template.
@@ -35,8 +36,9 @@ type change struct {
 
 // reChange matches what a change of a running system's settings or an
 // operator's action reads like: a setting with a verb of change (either
-// order), an old and a new value, a value changed from one thing to
-// another, a command issued.
+// order), an old and a new value, a value set from one thing to
+// another, a command issued. (A state "changed from A to B" is not a
+// change someone made.)
 var reChange = regexp.MustCompile(`(?i)` +
 	`\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|propert(?:y|ies)|flags?|toggles?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b(?:[^.;!?]|\.\S){0,60}?\b(?:changed|updated|modified|reloaded|applied|altered|overridden|switched|toggled|set to|enabled|disabled|increased|decreased|reduced|lowered|raised)\b` +
 	`|\b(?:changed|updated|modified|reloaded|reloading|applied|applying|toggled|overrode|overriding|altered)\b(?:[^.;!?]|\.\S){0,40}?\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|flags?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b` +
