@@ -30,6 +30,7 @@ const (
 // change is one event of a change template.
 type change struct {
 	line    int
+	ms      int64 // its time, 0 none
 	cluster int32
 	text    string
 }
@@ -42,7 +43,7 @@ type change struct {
 var reChange = regexp.MustCompile(`(?i)` +
 	`\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|propert(?:y|ies)|flags?|toggles?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b(?:[^.;!?]|\.\S){0,60}?\b(?:changed|updated|modified|reloaded|applied|altered|overridden|switched|toggled|set to|enabled|disabled|increased|decreased|reduced|lowered|raised)\b` +
 	`|\b(?:changed|updated|modified|reloaded|reloading|applied|applying|toggled|overrode|overriding|altered)\b(?:[^.;!?]|\.\S){0,40}?\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|flags?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b` +
-	`|\breconfigur|\bhot[- ]?reload` +
+	`|\breconfigur|\bhot[- ]?reload|^\W*reload(?:ed|ing)\b` +
 	`|\bold\s*[=:][^=]{0,80}?\bnew\s*[=:]|\bnew\s*[=:][^=]{0,80}?\bold\s*[=:]` +
 	`|\b(?:set|increased|decreased|reduced|raised|lowered|resized|scaled|shrunk|grown)\b(?:[^.;!?]|\.\S){0,60}?\bfrom\s+\S+\s+to\b` +
 	`|\bissued\b(?:[^.;!?]|\.\S){0,40}?\bcommand\b|\bcommand\b(?:[^.;!?]|\.\S){0,20}?\b(?:issued|received)\b`)
@@ -80,13 +81,15 @@ func (e *engine) noteChange(fs *fileState, c *clusterStat) {
 		return
 	}
 	c.change = 2
-	fs.changes = append(fs.changes, change{line: ev.line, cluster: ev.cluster, text: clip(ev.text)})
+	fs.changes = append(fs.changes, change{line: ev.line, ms: ev.ms, cluster: ev.cluster, text: clip(ev.text)})
 }
 
 // changeCands returns, per service log, the last change before its
 // errors start (at the largest burst, else at the first error that is not
 // background) as a candidate of its own, shown where it happened and
-// counted with all its template's events. Changes in the start-up phase
+// counted with all its template's events; and, when the operation that
+// logged it logged changes just before it (see sameOperation), the first
+// of those too. Changes in the start-up phase
 // (the first fifth of the lines before the start) are configuration, not
 // changes; build logs (see novelty) are left out, as score's precursor
 // weight leaves them out.
@@ -100,36 +103,78 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 		if !ok {
 			start = rc.onset[int32(f)]
 		}
-		var best *cand
+		var best *change
 		for i := range fs.changes {
 			ch := &fs.changes[i]
 			if ch.line >= start {
 				break // noted in order
 			}
-			if ch.line < max(10, start/5) {
+			if ch.line >= max(10, start/5) && e.isChange(rc, groups, merged, ch) {
+				best = ch
+			}
+		}
+		if best == nil {
+			continue
+		}
+		// One operation may log several changes ("config file changed,
+		// reloading", "config updated key=… new=2s old=20s"): its first
+		// says where it began, its last may say what it changed.
+		shown := best
+		for i := len(fs.changes) - 1; i >= 0; i-- {
+			ch := &fs.changes[i]
+			if ch.line >= shown.line || ch.line < max(10, start/5) {
 				continue
 			}
+			if !sameOperation(ch, shown) {
+				break
+			}
+			if e.isChange(rc, groups, merged, ch) {
+				shown = ch
+			}
+		}
+		for _, ch := range []*change{shown, best} {
 			id := rc.ids[ch.cluster]
 			orig := merged[mkey{id, 0}]
-			if orig == nil || orig.level >= lvWarn {
-				continue
+			out = append(out, &cand{cluster: ch.cluster, file: int32(f), line: ch.line, head: ch.line, text: ch.text, headText: ch.text,
+				count: templateCount(e, groups[id]), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level, change: start})
+			if shown == best {
+				break
 			}
-			var total int64
-			for _, z := range groups[id] {
-				total += e.cl[z].count
-			}
-			if total > maxChangeCount {
-				continue
-			}
-			best = &cand{cluster: ch.cluster, file: int32(f), line: ch.line, head: ch.line, text: ch.text, headText: ch.text,
-				count: total, lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level, change: start}
-		}
-		if best != nil {
-			out = append(out, best)
 		}
 	}
 	return out
 }
+
+// isChange reports whether the noted change ch still counts as one once
+// the file is read: its template is below warning level and printed at
+// most maxChangeCount times.
+func (e *engine) isChange(rc rankCtx, groups map[string][]int32, merged map[mkey]*cand, ch *change) bool {
+	id := rc.ids[ch.cluster]
+	orig := merged[mkey{id, 0}]
+	return orig != nil && orig.level < lvWarn && templateCount(e, groups[id]) <= maxChangeCount
+}
+
+func templateCount(e *engine, g []int32) int64 {
+	var n int64
+	for _, z := range g {
+		n += e.cl[z].count
+	}
+	return n
+}
+
+// sameOperation reports whether change a, before b, was logged by the same
+// operation: within changeOpLines lines and changeOpMS of it.
+func sameOperation(a, b *change) bool {
+	if b.line-a.line > changeOpLines {
+		return false
+	}
+	return a.ms == 0 || b.ms == 0 || b.ms-a.ms <= changeOpMS
+}
+
+const (
+	changeOpLines = 20
+	changeOpMS    = 5000
+)
 
 // changeReason is score's reason for a change candidate.
 func changeReason(c *cand) string {

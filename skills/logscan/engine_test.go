@@ -243,7 +243,10 @@ func TestLevels(t *testing.T) {
 			t.Errorf("%q: %d want %d", in, got, want)
 		}
 	}
-	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone} {
+	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone,
+		// a resource at its limit, but not a full GC or sync
+		"[zone: pf states] PF states limit reached": lvWarn, "The transaction log for database 'Orders' is full": lvWarn,
+		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
 		}
