@@ -45,6 +45,10 @@ type Format struct {
 	layout string // item kinds in order, e.g. "TNLC"
 	json   bool   // lines are JSON objects
 	year   int    // year assumed for timestamps that carry none
+	// padded: lines may start with spaces before their timestamp (a pid
+	// right-aligned in front of it); otherwise an indented line is a
+	// continuation, with no header
+	padded bool
 }
 
 // Layout returns the learned item kinds, one letter each (T time, L level,
@@ -63,6 +67,7 @@ func (f *Format) Layout() string {
 // the sample lines that have a header at all.
 func Learn(sample []string) *Format {
 	f := &Format{year: time.Now().UTC().Year()}
+	f.padded = f.paddedHeaders(sample)
 	var buf [maxItems]item
 	counts := map[string]int{}
 	jsonLines, nonEmpty := 0, 0
@@ -119,6 +124,32 @@ func Learn(sample []string) *Format {
 	}
 	f.layout = best
 	return f
+}
+
+// paddedMinShare is the share of a sample's lines that must be indented
+// before a timestamp for indented lines to carry headers.
+const paddedMinShare = 0.5
+
+// paddedHeaders reports whether many sample lines are indented before a
+// timestamp: a pid right-aligned in a fixed width in front of it (Zabbix's
+// "  2047:20240529:085755.556 message").
+func (f *Format) paddedHeaders(sample []string) bool {
+	p := &Format{year: f.year, padded: true}
+	var buf [maxItems]item
+	padded, nonEmpty := 0, 0
+	for _, ln := range sample {
+		ln = trimLine(ln)
+		if strings.TrimSpace(ln) == "" {
+			continue
+		}
+		nonEmpty++
+		if isSpace(ln[0]) {
+			if its := p.scan(ln, buf[:0]); len(its) > 0 && its[0].kind == kTime {
+				padded++
+			}
+		}
+	}
+	return nonEmpty > 0 && float64(padded) >= paddedMinShare*float64(nonEmpty)
 }
 
 func optionalTail(s string) bool {
@@ -211,7 +242,7 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 	// Scan items and match them against the layout as they come: the
 	// same items scan would collect, up to the first that does not fit.
 	year := f.yearOr()
-	if len(line) > 0 && isSpace(line[0]) {
+	if len(line) > 0 && isSpace(line[0]) && !f.padded {
 		return // indented: a continuation line, no header
 	}
 	layout := f.layout
@@ -385,7 +416,7 @@ func (f *Format) scan(s string, out []item) []item {
 	for i < len(s) && isSpace(s[i]) {
 		i++
 	}
-	if i > 0 {
+	if i > 0 && !f.padded {
 		return out // indented: a continuation line, no header
 	}
 	for len(out) < maxItems && i < len(s) {
@@ -430,6 +461,10 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 			return true
 		}
 		far = failedTimeFar(s, i)
+		if t, e, ms, ok := pidTime(s, i, year, tc); ok {
+			*out = item{kind: kTime, start: t, end: e, ms: ms, far: farAll}
+			return true
+		}
 	}
 	switch c {
 	case '[':
@@ -609,6 +644,18 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		return true
 	}
 	return false
+}
+
+// pidTime reads a timestamp behind a process id and a colon, as Zabbix
+// prints "2047:20240529:085755.556"; it returns where the timestamp
+// starts and ends.
+func pidTime(s string, i, year int, tc *timeCache) (int, int, int64, bool) {
+	d := runDigits(s, i)
+	if d-i > 7 || d+1 >= len(s) || s[d] != ':' || !isDigit(s[d+1]) {
+		return 0, 0, 0, false
+	}
+	e, ms, ok := parseTime(s, d+1, year, tc)
+	return d + 1, e, ms, ok
 }
 
 // failedTimeFar bounds what a parseTime(s, i) that returned false read:

@@ -54,6 +54,8 @@ func TestHeaderFormats(t *testing.T) {
 			"12.345678", "", "usb 1-1", "new device"},
 		{"java log4j", []string{"2024-01-02 15:04:05,123 ERROR [pool-1-thread-2] com.acme.Job: failed to run", "2024-01-02 15:04:06,000 INFO [main] com.acme.App: started"},
 			"2024-01-02 15:04:05,123", LevelError, "com.acme.Job", "failed to run"},
+		{"zabbix pid-padded", []string{"  2047:20240529:085755.556 cannot send list of active checks to \"10.30.4.71\"", " 52919:20240529:102340.231 server #3 started [alert manager #1]"},
+			"20240529:085755.556", "", "", `cannot send list of active checks to "10.30.4.71"`},
 		{"no header", []string{"hello world", "another line here"},
 			"", "", "", "hello world"},
 		{"nginx access (no header: whole line is the message)", []string{`10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326`, `10.0.0.2 - - [10/Oct/2000:13:55:37 -0700] "GET /b HTTP/1.1" 404 0`},
@@ -102,6 +104,24 @@ func TestHeaderUnixMS(t *testing.T) {
 	h := f.Parse("2024-01-02T03:04:05.678+02:00 INFO x: y")
 	if want := int64(1704157445678); h.UnixMS != want {
 		t.Errorf("UnixMS=%d want %d", h.UnixMS, want)
+	}
+}
+
+// In a file whose headers are indented (a right-aligned pid before the
+// timestamp) an indented line without a timestamp is still a
+// continuation; in any other file an indented timestamp is one too.
+func TestHeaderPadded(t *testing.T) {
+	f := Learn([]string{"  2011:20240529:100923.512 __zbx_mem_malloc(): out of memory (requested 48 bytes)",
+		"  2011:20240529:100923.513 === Backtrace: ===", "  2011:20240529:100923.514 zabbix_server [2011]: ERROR [file:dbconfig.c,line:1392]"})
+	if h := f.Parse("  2011:20240529:100923.512 x"); h.Time != "20240529:100923.512" || h.UnixMS == 0 {
+		t.Errorf("padded header: time %q (%d)", h.Time, h.UnixMS)
+	}
+	if h := f.Parse("        at com.acme.Job.run(Job.java:12)"); h.Time != "" || h.MsgStart != 0 {
+		t.Errorf("indented frame: %+v, want no header", h)
+	}
+	g := Learn([]string{"2024-01-02 03:04:05 ERROR boom", "2024-01-02 03:04:06 INFO ok", "    2024-01-02 03:04:07 quoted output"})
+	if h := g.Parse("    2024-01-02 03:04:07 quoted output"); h.Time != "" {
+		t.Errorf("indented timestamp in an unpadded file: time %q, want a continuation", h.Time)
 	}
 }
 

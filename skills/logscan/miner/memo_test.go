@@ -115,6 +115,7 @@ func FuzzParserMemo(f *testing.F) {
 	f.Add("2026-11-28 09:58:00.468  INFO 1 --- [main] c.e.App : Starting", ":x", uint16(20), "")
 	f.Add("Jun 14 15:16:01 combo syslogd 1.4.1: restart", " 1.4.1 x", uint16(60), "")
 	f.Add("2026-11-28 09:58:00 E tag: boom", " boom", uint16(6), "2026-11-28 09:58:00 ERROR a")
+	f.Add("  2047:20240529:085755.556 cannot send list", " x", uint16(12), " 52919:20240529:102340.231 server #3 started")
 	f.Fuzz(func(t *testing.T, line, tail string, cut uint16, other string) {
 		fm := Learn([]string{line, other, other})
 		p := fm.NewParser()

@@ -424,18 +424,28 @@ func isoLike(s string, i int, tc *timeCache) (int, int64, bool) {
 	return 0, 0, false
 }
 
-// compactDate: YYYYMMDD[-T ]HH:MM:SS[:mmm] and YYMMDD HHMMSS.
+// compactDate: YYYYMMDD[-T :]HH:MM:SS[:mmm], YYYYMMDD[-T :]HHMMSS[.mmm] and
+// YYMMDD HHMMSS.
 func compactDate(s string, i int, tc *timeCache) (int, int64, bool) {
 	if y, ok := digits(s, i, 4); ok {
 		mo, _ := digits(s, i+4, 2)
 		d, ok2 := digits(s, i+6, 2)
-		if ok2 && i+8 < len(s) && (s[i+8] == '-' || s[i+8] == 'T' || s[i+8] == ' ') {
+		if ok2 && i+8 < len(s) && (s[i+8] == '-' || s[i+8] == 'T' || s[i+8] == ' ' || s[i+8] == ':') {
 			if e, dms, ok := clock(s, i+9); ok && boundary(s, e) {
 				return e, tc.unixMS(y, mo, d, dms), true
 			}
-			if hh, ok := digits(s, i+9, 6); ok && boundary(s, i+15) {
+			if hh, ok := digits(s, i+9, 6); ok {
 				dms := int64(hh/10000)*3600000 + int64(hh/100%100)*60000 + int64(hh%100)*1000
-				return i + 15, tc.unixMS(y, mo, d, dms), true
+				e := i + 15
+				if e+3 < len(s) && s[e] == '.' {
+					// Zabbix's "20240529:085755.556": milliseconds
+					if f, ok := digits(s, e+1, 3); ok {
+						dms, e = dms+int64(f), e+4
+					}
+				}
+				if boundary(s, e) {
+					return e, tc.unixMS(y, mo, d, dms), true
+				}
 			}
 		}
 	}
