@@ -81,6 +81,8 @@ type Burst struct {
 	Errors    int     `json:"errors"`
 	PerMinute float64 `json:"per_minute"`
 	File      string  `json:"file,omitempty"` // set when several files were analysed
+
+	startMS, endMS int64 // the times of its first and last errors
 }
 
 // Change is one template's change against a baseline.

@@ -85,14 +85,13 @@ func (e *engine) noteChange(fs *fileState, c *clusterStat) {
 }
 
 // changeCands returns, per service log, the last change before its
-// errors start (at the largest burst, else at the first error that is not
-// background) as a candidate of its own, shown where it happened and
+// errors start (at its incident's bursts, else at the first error that is
+// not background) as a candidate of its own, shown where it happened and
 // counted with all its template's events; and, when the operation that
 // logged it logged changes just before it (see sameOperation), the first
-// of those too. Changes in the start-up phase
-// (the first fifth of the lines before the start) are configuration, not
-// changes; build logs (see novelty) are left out, as score's precursor
-// weight leaves them out.
+// of those too. Changes in the start-up phase (the first fifth of the
+// lines before the start) are configuration, not changes; build logs (see
+// novelty) are left out, as score's precursor weight leaves them out.
 func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[mkey]*cand) []*cand {
 	var out []*cand
 	for f, fs := range rc.files {

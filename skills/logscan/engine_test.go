@@ -767,3 +767,30 @@ func (l *timedLog) emit(level, msg string) {
 	fmt.Fprintf(&l.b, l.format, l.ts.Format(l.layout), level, msg)
 	l.ts = l.ts.Add(l.step)
 }
+
+// TestIncidentStart: bursts of errors a few minutes apart are one incident,
+// which starts at its first; the incident is the run with most errors.
+func TestIncidentStart(t *testing.T) {
+	minute := int64(60_000)
+	b := func(line, errors int, start, end int64) Burst {
+		return Burst{StartLine: line, Errors: errors, startMS: start * minute, endMS: end * minute}
+	}
+	for _, c := range []struct {
+		bursts []Burst
+		want   int
+	}{
+		// waves two to four minutes apart, none the largest alone
+		{[]Burst{b(100, 12, 1, 1), b(546, 10, 41, 41), b(611, 22, 44, 44), b(691, 53, 47, 49), b(862, 59, 51, 54)}, 546},
+		// a long lull: the later, larger run
+		{[]Burst{b(100, 30, 1, 2), b(900, 20, 30, 30), b(950, 20, 33, 33)}, 900},
+		// one burst
+		{[]Burst{b(40, 5, 3, 3)}, 40},
+	} {
+		if got, ok := incidentStart(c.bursts); !ok || got != c.want {
+			t.Errorf("incidentStart(%+v) = L%d, want L%d", c.bursts, got, c.want)
+		}
+	}
+	if _, ok := incidentStart(nil); ok {
+		t.Error("an incident without bursts")
+	}
+}

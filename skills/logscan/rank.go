@@ -99,13 +99,40 @@ type rankCtx struct {
 	// onset is, per file, the first line of the first error that is not
 	// background (see background)
 	onset map[int32]int
-	// incident is, per file, the first line of its largest burst of errors
+	// incident is, per file, the first line of its incident's bursts of
+	// errors (see incidentStart)
 	incident map[int32]int
 }
 
-// incidentWindow is how many lines before a file's largest burst of errors
-// an error first seen there counts as one of its causes: the cascade is
-// loud, what started it came shortly before.
+// incidentGapMS is the longest lull between two bursts of errors of one
+// incident: a retry loop or a crash loop errs in waves.
+const incidentGapMS = 5 * 60 * 1000
+
+// incidentStart returns where a file's incident starts: the first burst
+// of the run of bursts, each within incidentGapMS of the one before,
+// that holds the most errors.
+func incidentStart(bs []Burst) (int, bool) {
+	best, bestN := -1, 0
+	for i := 0; i < len(bs); {
+		j, n := i, bs[i].Errors
+		for j+1 < len(bs) && bs[j].endMS != 0 && bs[j+1].startMS-bs[j].endMS <= incidentGapMS {
+			j++
+			n += bs[j].Errors
+		}
+		if n > bestN {
+			best, bestN = i, n
+		}
+		i = j + 1
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return bs[best].StartLine, true
+}
+
+// incidentWindow is how many lines before a file's incident (see
+// incidentStart) an error first seen there counts as one of its causes:
+// the cascade is loud, what started it came shortly before.
 const incidentWindow = 150
 
 // Background errors: a template of warnings or errors that a service log
@@ -465,14 +492,8 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	}
 	rc.incident = map[int32]int{}
 	for f, bs := range rc.bursts {
-		best := -1
-		for i, b := range bs {
-			if best < 0 || b.Errors > bs[best].Errors {
-				best = i
-			}
-		}
-		if best >= 0 {
-			rc.incident[f] = bs[best].StartLine
+		if start, ok := incidentStart(bs); ok {
+			rc.incident[f] = start
 		}
 	}
 	// A log too sparse (or without the timestamps) for a minute's burst
@@ -715,9 +736,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	// burst of errors, or starting it (a build log's minutes say little).
 	if b, ok := rc.incident[c.file]; ok && pw > 0 && c.level >= lvError && !c.bg && c.head <= b && c.head >= b-incidentWindow && isNew() {
 		if c.head == b {
-			add(1.5*pw, fmt.Sprintf("starts the largest burst of errors at L%d", b))
+			add(1.5*pw, fmt.Sprintf("starts the incident's bursts of errors at L%d", b))
 		} else {
-			add(1.5*pw, fmt.Sprintf("%s %d lines before the largest burst of errors at L%d", newWord, b-c.head, b))
+			add(1.5*pw, fmt.Sprintf("%s %d lines before the incident's bursts of errors at L%d", newWord, b-c.head, b))
 		}
 	}
 	if c.level >= lvWarn && (assertionDetail(text) || int(c.cluster) < len(rc.texts) && assertionDetail(rc.texts[c.cluster])) {

@@ -196,10 +196,11 @@ func fileBursts(fs *fileState) []Burst {
 			continue
 		}
 		if cur != nil && b.startMinute == prevMin+1 {
-			cur.End, cur.EndLine = clone(b.lastTime), b.lastLine
+			cur.End, cur.EndLine, cur.endMS = clone(b.lastTime), b.lastLine, b.lastMS
 			cur.Errors += b.n
 		} else {
-			out = append(out, Burst{Start: b.firstTime, End: clone(b.lastTime), StartLine: b.firstLine, EndLine: b.lastLine, Errors: b.n})
+			out = append(out, Burst{Start: b.firstTime, End: clone(b.lastTime), StartLine: b.firstLine, EndLine: b.lastLine, Errors: b.n,
+				startMS: b.firstMS, endMS: b.lastMS})
 			cur = &out[len(out)-1]
 		}
 		prevMin = b.startMinute
