@@ -246,7 +246,10 @@ func TestLevels(t *testing.T) {
 	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone,
 		// a resource at its limit, but not a full GC or sync
 		"[zone: pf states] PF states limit reached": lvWarn, "The transaction log for database 'Orders' is full": lvWarn,
-		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone} {
+		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone,
+		// a warning's class name, as Node.js, Python and .NET print them
+		"(node:1) MaxListenersExceededWarning: Possible EventEmitter memory leak detected": lvWarn,
+		"/app/db.py:12: SAWarning: relationship will copy column": lvWarn, "Warningless mode on": lvNone} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
 		}
