@@ -249,7 +249,7 @@ func TestLevels(t *testing.T) {
 		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone,
 		// a warning's class name, as Node.js, Python and .NET print them
 		"(node:1) MaxListenersExceededWarning: Possible EventEmitter memory leak detected": lvWarn,
-		"/app/db.py:12: SAWarning: relationship will copy column": lvWarn, "Warningless mode on": lvNone} {
+		"/app/db.py:12: SAWarning: relationship will copy column":                          lvWarn, "Warningless mode on": lvNone} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
 		}

@@ -67,10 +67,12 @@ func (f *Format) Layout() string {
 // the sample lines that have a header at all.
 func Learn(sample []string) *Format {
 	f := &Format{year: time.Now().UTC().Year()}
-	f.padded = f.paddedHeaders(sample)
+	// Indented lines are scanned as if headers could be padded (see
+	// padded) and counted apart, until the sample says whether they are.
+	p := &Format{year: f.year, padded: true}
 	var buf [maxItems]item
-	counts := map[string]int{}
-	jsonLines, nonEmpty := 0, 0
+	counts, paddedCounts := map[string]int{}, map[string]int{}
+	jsonLines, nonEmpty, padded := 0, 0, 0
 	for _, ln := range sample {
 		ln = trimLine(ln)
 		if strings.TrimSpace(ln) == "" {
@@ -81,7 +83,15 @@ func Learn(sample []string) *Format {
 			jsonLines++
 			continue
 		}
-		its := f.scan(ln, buf[:0])
+		into, its := counts, []item(nil)
+		if isSpace(ln[0]) {
+			into, its = paddedCounts, p.scan(ln, buf[:0])
+			if len(its) > 0 && its[0].kind == kTime {
+				padded++
+			}
+		} else {
+			its = f.scan(ln, buf[:0])
+		}
 		if len(its) == 0 {
 			continue
 		}
@@ -89,11 +99,19 @@ func Learn(sample []string) *Format {
 		for i, it := range its {
 			k[i] = it.kind
 		}
-		counts[string(k[:len(its)])]++
+		into[string(k[:len(its)])]++
 	}
 	if nonEmpty > 0 && float64(jsonLines) >= jsonMinShare*float64(nonEmpty) {
 		f.json = true
 		return f
+	}
+	// Lines indented before a timestamp, when they are most of the
+	// sample, are headers with a pid right-aligned in front of them.
+	if nonEmpty > 0 && float64(padded) >= paddedMinShare*float64(nonEmpty) {
+		f.padded = true
+		for k, n := range paddedCounts {
+			counts[k] += n
+		}
 	}
 	// The layout with most lines wins; a layout is also credited with the
 	// lines whose layout extends it only by optional trailing items, so
@@ -127,30 +145,10 @@ func Learn(sample []string) *Format {
 }
 
 // paddedMinShare is the share of a sample's lines that must be indented
-// before a timestamp for indented lines to carry headers.
-const paddedMinShare = 0.5
-
-// paddedHeaders reports whether many sample lines are indented before a
-// timestamp: a pid right-aligned in a fixed width in front of it (Zabbix's
+// before a timestamp for indented lines to carry headers: a pid
+// right-aligned in a fixed width in front of it (Zabbix's
 // "  2047:20240529:085755.556 message").
-func (f *Format) paddedHeaders(sample []string) bool {
-	p := &Format{year: f.year, padded: true}
-	var buf [maxItems]item
-	padded, nonEmpty := 0, 0
-	for _, ln := range sample {
-		ln = trimLine(ln)
-		if strings.TrimSpace(ln) == "" {
-			continue
-		}
-		nonEmpty++
-		if isSpace(ln[0]) {
-			if its := p.scan(ln, buf[:0]); len(its) > 0 && its[0].kind == kTime {
-				padded++
-			}
-		}
-	}
-	return nonEmpty > 0 && float64(padded) >= paddedMinShare*float64(nonEmpty)
-}
+const paddedMinShare = 0.5
 
 func optionalTail(s string) bool {
 	for i := 0; i < len(s); i++ {
