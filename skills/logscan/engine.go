@@ -72,8 +72,8 @@ type clusterStat struct {
 	// on the next line does ("error during build:"); 0 not yet known,
 	// 1 no, 2 yes (see announcer)
 	announce uint8
-	// change: its first message below warning level reads as a change
-	// (see noteChange); 0 not yet known, 1 no, 2 yes
+	// change: whether its events below warning level are tested as
+	// changes (see noteChange); 0 not yet known, 1 no longer, 2 yes
 	change uint8
 	// annBy is the line of the error event that announced the
 	// cluster's first event on the line before it; 0 none
@@ -191,7 +191,7 @@ type engine struct {
 	returns     map[int32]episode
 	escalations map[int32]episode
 
-	changeTests int // first messages tested by noteChange
+	changeTests int // messages tested by noteChange
 }
 
 // Returns. A warning or error a service printed once or twice hours ago,
