@@ -62,6 +62,10 @@ type groupState struct {
 	evLevel uint8 // level of the current event's head
 	inEvent bool
 	rustMsg bool // the next line is a Rust panic's message
+	// locHead: the current event's head is a source location or a
+	// category alone, its message on the next, indented line (see
+	// locationOnly)
+	locHead bool
 }
 
 // headerSample is how many lines the header detector learns from.
@@ -167,6 +171,8 @@ func tracePart(msg string) bool {
 // r.cont and r.key, and updates the grouper's state.
 func (g *grouper) group(r *rec) {
 	r.cont, r.key = false, keyNone
+	loc := g.locHead
+	g.locHead = false
 	if r.blank {
 		if g.inEvent && (g.mode == modeGo || g.mode == modePython || g.mode == modePythonEnd) {
 			r.cont = true
@@ -176,6 +182,11 @@ func (g *grouper) group(r *rec) {
 		return
 	}
 	if g.inEvent && r.time == "" {
+		if loc && r.text != "" && (r.text[0] == ' ' || r.text[0] == '\t') {
+			// the message of a head that only said where it came from
+			g.startEvent(r)
+			return
+		}
 		if g.continues(r) {
 			r.cont = true
 			return
@@ -189,6 +200,8 @@ func (g *grouper) group(r *rec) {
 		return
 	}
 	g.startEvent(r)
+	m := r.msg
+	g.locHead = len(m) >= 4 && (m[len(m)-1] == ')' || m[len(m)-1] == ']') && locationOnly(m)
 }
 
 // isBlank reports whether s is empty or white space only.
@@ -298,6 +311,40 @@ func (g *grouper) continues(r *rec) bool {
 		return true
 	}
 	return false
+}
+
+// locationOnly reports whether a head's message is only where it came
+// from, its text on the next line: Samba's
+// "../../source3/auth/auth.c:344(auth_check_ntlm_password)", .NET's
+// console "Microsoft.Hosting.Lifetime[14]". Out of line: group calls it
+// only for a head that ends in ')' or ']'.
+//
+//go:noinline
+func locationOnly(m string) bool {
+	n := len(m)
+	if n < 4 || m[n-1] != ')' && m[n-1] != ']' || n > 200 {
+		return false
+	}
+	if strings.IndexByte(m, ' ') >= 0 || strings.IndexByte(m, '\t') >= 0 {
+		return false
+	}
+	if m[n-1] == ']' {
+		// "Category[14]": an event id after a name
+		open := strings.LastIndexByte(m, '[')
+		return open > 0 && open < n-2 && isAlnumByte(m[open-1]) && allDigits(m[open+1:n-1])
+	}
+	// "file.c:344(fn)": a source line before the function (a Go frame,
+	// "pkg.fn(0x1?)", has no line number there)
+	open := strings.LastIndexByte(m, '(')
+	d := open
+	for d > 0 && isDigit(m[d-1]) {
+		d--
+	}
+	return d < open && d > 0 && m[d-1] == ':'
+}
+
+func isAlnumByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
 // startEvent makes r the head of a new event and sets the stack mode.

@@ -255,3 +255,55 @@ func TestWarnWordsHaveStems(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoLineRecords: a head that only says where a message came from
+// (.NET's console "info: Category[14]", Samba's "file.c:344(fn)") has the
+// message on the next, indented line, which is mined as an event of its
+// own; a Go frame, "pkg.fn(0x1?)", keeps its indented file line.
+func TestTwoLineRecords(t *testing.T) {
+	tmpl := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, "testdata/dotnet-console.log", Options{}))), "\n") {
+		var x TemplateLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatal(err)
+		}
+		tmpl[x.Line] = x.Template
+	}
+	if tmpl[8] == tmpl[7] || !strings.Contains(tmpl[8], "accepted for customer") || tmpl[8] != tmpl[10] {
+		t.Errorf("L8 %q, L7 %q, L10 %q: want the messages' own template, shared by L8 and L10", tmpl[8], tmpl[7], tmpl[10])
+	}
+	if tmpl[25] != tmpl[24] || tmpl[27] != tmpl[24] {
+		t.Errorf("the exception and its frames (L25 %q, L27 %q) should continue the message L24 %q", tmpl[25], tmpl[27], tmpl[24])
+	}
+	b, err := os.ReadFile("testdata/dotnet-console.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeText(t, "dotnet.log", string(b), 3)
+	found := false
+	for _, e := range rep.Evidence {
+		found = found || e.Line == 24 || e.Line == 25
+		if strings.HasPrefix(e.Text, "info: ") || strings.HasPrefix(e.Text, "fail: ") {
+			t.Errorf("L%d %q: a head that only names its category is no evidence", e.Line, e.Text)
+		}
+	}
+	if !found {
+		t.Errorf("evidence %+v, want the failed save (L24) or its exception (L25) in the top 3", rep.Evidence)
+	}
+	samba := "[2024/03/12 08:09:59.618855,  1] ../../source3/librpc/crypto/gse.c:631(gse_get_server_auth_token)\n" +
+		"  gss_accept_sec_context failed with [ Miscellaneous failure (see text): Clock skew too great]\n" +
+		"[2024/03/12 08:10:01.104211,  2] ../../source3/smbd/service.c:1121(make_connection_snum)\n" +
+		"  10.30.12.204 (ipv4:10.30.12.204:53827) connect to service Finance\n"
+	if !locationOnly("../../source3/librpc/crypto/gse.c:631(gse_get_server_auth_token)") || !locationOnly("Microsoft.Hosting.Lifetime[14]") {
+		t.Error("Samba's and .NET's location heads not recognised")
+	}
+	for _, m := range []string{"runtime.checkmcount()", "main.handler(0xc000012345?)", "items [3]", "done (12)", "x[]"} {
+		if locationOnly(m) {
+			t.Errorf("%q is no location head", m)
+		}
+	}
+	rep = analyzeText(t, "samba.log", samba, 3)
+	if len(rep.Evidence) == 0 || rep.Evidence[0].Line != 2 {
+		t.Errorf("samba evidence %+v, want the clock skew (L2) first", rep.Evidence)
+	}
+}

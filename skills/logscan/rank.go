@@ -582,6 +582,12 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			s.reasons = append(s.reasons, why)
 		}
 	}
+	if c.sub == 0 && int(c.cluster) < len(rc.texts) && locationOnly(strings.ReplaceAll(rc.texts[c.cluster], "<*>", "0")) {
+		// a head that only names where its message came from: the
+		// message, on the next line, is an event of its own (see
+		// locationOnly)
+		return s
+	}
 	cl := &e.cl[c.cluster]
 	fs := rc.files[c.file]
 	text := c.text

@@ -857,11 +857,11 @@ var levelFirst = func() (t [256]uint8) {
 var levelWords = map[string]string{
 	"fatal": LevelFatal, "crit": LevelFatal, "critical": LevelFatal, "emerg": LevelFatal,
 	"emergency": LevelFatal, "alert": LevelFatal, "panic": LevelFatal, "fatl": LevelFatal,
-	"error": LevelError, "err": LevelError, "severe": LevelError, "eror": LevelError,
+	"error": LevelError, "err": LevelError, "severe": LevelError, "eror": LevelError, "fail": LevelError,
 	"warn": LevelWarn, "warning": LevelWarn, "wrn": LevelWarn,
 	"info": LevelInfo, "inf": LevelInfo, "notice": LevelInfo, "information": LevelInfo, "informational": LevelInfo,
-	"debug": LevelDebug, "dbg": LevelDebug, "fine": LevelDebug, "debg": LevelDebug,
-	"trace": LevelTrace, "trc": LevelTrace, "finer": LevelTrace, "finest": LevelTrace, "verbose": LevelTrace,
+	"debug": LevelDebug, "dbg": LevelDebug, "fine": LevelDebug, "debg": LevelDebug, "dbug": LevelDebug,
+	"trace": LevelTrace, "trc": LevelTrace, "trce": LevelTrace, "finer": LevelTrace, "finest": LevelTrace, "verbose": LevelTrace,
 }
 
 // levelCands lists the words of levelWords by their first two letters
