@@ -37,15 +37,15 @@ type change struct {
 
 // reChange matches what a change of a running system's settings or an
 // operator's action reads like: a setting with a verb of change (either
-// order), an old and a new value, a value set from one thing to
-// another, a command issued. (A state "changed from A to B" is not a
-// change someone made.)
+// order), an old and a new value, a value set (or being set, changed,
+// updated) from one thing to another, a command issued. (A state that
+// "changed from A to B" is not a change someone made.)
 var reChange = regexp.MustCompile(`(?i)` +
 	`\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|propert(?:y|ies)|flags?|toggles?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b(?:[^.;!?]|\.\S){0,60}?\b(?:changed|updated|modified|reloaded|applied|altered|overridden|switched|toggled|set to|enabled|disabled|increased|decreased|reduced|lowered|raised)\b` +
 	`|\b(?:changed|updated|modified|reloaded|reloading|applied|applying|toggled|overrode|overriding|altered)\b(?:[^.;!?]|\.\S){0,40}?\b(?:config(?:uration)?|settings?|options?|param(?:eter)?s?|flags?|limits?|quotas?|polic(?:y|ies)|rules?|thresholds?|timeouts?)\b` +
 	`|\breconfigur|\bhot[- ]?reload|^\W*reload(?:ed|ing)\b` +
 	`|\bold\s*[=:][^=]{0,80}?\bnew\s*[=:]|\bnew\s*[=:][^=]{0,80}?\bold\s*[=:]` +
-	`|\b(?:set|increased|decreased|reduced|raised|lowered|resized|scaled|shrunk|grown)\b(?:[^.;!?]|\.\S){0,60}?\bfrom\s+\S+\s+to\b` +
+	`|\b(?:set|setting|increas(?:ed|ing)|decreas(?:ed|ing)|reduc(?:ed|ing)|rais(?:ed|ing)|lower(?:ed|ing)|resiz(?:ed|ing)|scal(?:ed|ing)|shrunk|grown|changing|updating|switching)\b(?:[^.;!?]|\.\S){0,100}?\bfrom\s+\S+\s+(?:\S+\s+)?to\b` +
 	`|\bissued\b(?:[^.;!?]|\.\S){0,40}?\bcommand\b|\bcommand\b(?:[^.;!?]|\.\S){0,20}?\b(?:issued|received)\b`)
 
 // reAdminStmt matches an administrative statement as databases log it:

@@ -19,6 +19,8 @@ func TestChangeLine(t *testing.T) {
 		`rate limit for tenant acme lowered from 500 to 50 requests/s`,
 		`applied new connection pool settings`,
 		`statement: GRANT SELECT ON orders TO reporting`,
+		`updating [cluster.routing.allocation.enable] from [all] to [none]`,
+		`[INFO] Changing max_connections for server 10:mysql-shop-01:3306 (mysql-shop-01:3306) from 2000 (2000) to 20`,
 	} {
 		if !changeLine(msg) {
 			t.Errorf("%q is a change", msg)
