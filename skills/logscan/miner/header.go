@@ -475,6 +475,11 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		for j < e && s[j] == ' ' {
 			j++
 		}
+		if s[j] == '"' {
+			// `["message"]`: a quoted message in brackets (the unified
+			// log format of TiDB, TiKV and PD), where the header ends
+			return false
+		}
 		if c := s[j]; isDigit(c) || syslogFirst[c] {
 			te, ms, ok := parseTime(s, j, year, tc)
 			if ok && te == e-1 {
