@@ -49,8 +49,8 @@ var reChange = regexp.MustCompile(`(?i)` +
 	`|\bissued\b(?:[^.;!?]|\.\S){0,40}?\bcommand\b|\bcommand\b(?:[^.;!?]|\.\S){0,20}?\b(?:issued|received)\b`)
 
 // reAdminStmt matches an administrative statement as databases log it:
-// DDL, privileges, server settings.
-var reAdminStmt = regexp.MustCompile(`\b(?:ALTER (?:SYSTEM|TABLE|DATABASE|SCHEMA|USER|ROLE|INDEX|TABLESPACE)|DROP (?:TABLE|DATABASE|SCHEMA|INDEX|USER|ROLE)|TRUNCATE|GRANT|REVOKE|SYSTEM (?:STOP|START)|CONFIG SET|FLUSHALL|FLUSHDB)\b`)
+// DDL, privileges, server settings (`ALTER SYSTEM`, `SET GLOBAL`).
+var reAdminStmt = regexp.MustCompile(`\b(?:ALTER (?:SYSTEM|TABLE|DATABASE|SCHEMA|USER|ROLE|INDEX|TABLESPACE)|DROP (?:TABLE|DATABASE|SCHEMA|INDEX|USER|ROLE)|TRUNCATE|GRANT|REVOKE|SYSTEM (?:STOP|START)|CONFIG SET|FLUSHALL|FLUSHDB|(?i:set (?:global|persist)))\b`)
 
 // changeLine reports whether a message reads as a change.
 func changeLine(msg string) bool {

@@ -21,6 +21,8 @@ func TestChangeLine(t *testing.T) {
 		`statement: GRANT SELECT ON orders TO reporting`,
 		`updating [cluster.routing.allocation.enable] from [all] to [none]`,
 		`[INFO] Changing max_connections for server 10:mysql-shop-01:3306 (mysql-shop-01:3306) from 2000 (2000) to 20`,
+		`["set global var"] [conn=2103548] [name=tidb_mem_quota_query] [val=107374182]`,
+		`Query	SET GLOBAL innodb_buffer_pool_size = 134217728`,
 	} {
 		if !changeLine(msg) {
 			t.Errorf("%q is a change", msg)
@@ -33,6 +35,7 @@ func TestChangeLine(t *testing.T) {
 		`configuration loaded from /etc/app/config.yaml`,
 		`partition assignment changed for group orders`,
 		`DELETE /v1/orders/7781 status=200`,
+		`cache set for global key session:42`,
 	} {
 		if changeLine(msg) {
 			t.Errorf("%q is no change", msg)
