@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -795,5 +796,47 @@ func TestIncidentStart(t *testing.T) {
 	}
 	if _, ok := incidentStart(nil); ok {
 		t.Error("an incident without bursts")
+	}
+}
+
+// TestDiversify: a template that is a near copy of one ranked above it
+// (GET for POST) loses a share of its score per copy above it, so a
+// different line with a lower score comes first; scores stay in order, and
+// templates that only share some words keep theirs.
+func TestDiversify(t *testing.T) {
+	texts := []string{
+		`upstream timed out (<*>: Connection timed out) while reading response header from upstream, client: <*>, request: "GET <*>", upstream: "<*>"`,
+		`upstream timed out (<*>: Connection timed out) while reading response header from upstream, client: <*>, request: "POST <*>", upstream: "<*>"`,
+		`upstream timed out (<*>: Connection timed out) while reading response header from upstream, client: <*>, request: "GET <*>=<*>", upstream: "<*>"`,
+		`connect() failed (<*>: Connection refused) while connecting to upstream, client: <*>, request: "GET <*>", upstream: "<*>"`,
+		`worker process <*> exited on signal <*>`,
+	}
+	rc := rankCtx{ids: []string{"a", "b", "c", "d", "e"}, texts: texts}
+	in := []scored{
+		{c: &cand{cluster: 0, line: 10}, score: 6},
+		{c: &cand{cluster: 1, line: 20}, score: 5.8},
+		{c: &cand{cluster: 2, line: 30}, score: 5.6},
+		{c: &cand{cluster: 3, line: 5}, score: 4.5},
+		{c: &cand{cluster: 4, line: 40}, score: 3},
+	}
+	out := diversify(in, rc)
+	var lines []int
+	for i, s := range out {
+		lines = append(lines, s.c.line)
+		if i > 0 && s.score > out[i-1].score {
+			t.Errorf("scores out of order: %v", out)
+		}
+	}
+	if want := []int{10, 5, 20, 40, 30}; !slices.Equal(lines, want) {
+		t.Errorf("order %v, want %v", lines, want)
+	}
+	if out[1].score != 4.5 {
+		t.Errorf("the refused connect keeps its score 4.5, got %v", out[1].score)
+	}
+	if r := out[2].reasons; len(r) == 0 || r[len(r)-1] != "like L10 above" {
+		t.Errorf("near copy's reasons %q, want it to say which line it copies", r)
+	}
+	if in[1].score != 5.8 || len(in[1].reasons) != 0 {
+		t.Error("diversify changed its input")
 	}
 }

@@ -546,7 +546,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	// One line per template and text: repeated causes collapse.
 	seen := map[string]bool{}
 	ev := []Evidence{}
-	for _, s := range out {
+	for _, s := range diversify(out, rc) {
 		if len(ev) >= n {
 			break
 		}
@@ -995,4 +995,101 @@ func verdictOnly(text string) bool {
 		failed = failed || strings.HasPrefix(w, "fail") || strings.HasPrefix(w, "error") || w == "wrong"
 	}
 	return failed && words > 0
+}
+
+// Diversity. The miner keeps apart templates that differ in one word
+// (GET and POST, one query parameter more), so one repeated error can
+// fill the top of the list as several templates: "upstream timed out …
+// request: \"GET <*>\"" and "… \"POST <*>\"". diversify reorders the
+// scored candidates greedily: each pick is the best score once every
+// candidate has lost a share for each pick before it whose template is a
+// near copy of its own (see nearCopy).
+const (
+	copyPenalty  = 0.6  // score kept per near copy already picked
+	nearCopyLCS  = 0.85 // share of tokens in common (see nearCopy)
+	maxDiversify = 64   // picks reordered; the rest keep their order
+)
+
+func diversify(out []scored, rc rankCtx) []scored {
+	if len(out) < 2 {
+		return out
+	}
+	toks := map[int32][]string{}
+	tokens := func(cl int32) []string {
+		t, ok := toks[cl]
+		if !ok {
+			t = strings.Fields(rc.texts[cl])
+			if len(t) > maxCopyTokens {
+				t = t[:maxCopyTokens]
+			}
+			toks[cl] = t
+		}
+		return t
+	}
+	rest := append([]scored(nil), out...)
+	res := make([]scored, 0, len(out))
+	copies := make([]int, len(rest)) // near copies picked, per candidate
+	like := make([]int, len(rest))   // the line of the first of them
+	for len(res) < maxDiversify && len(rest) > 0 {
+		best, bestScore := 0, -1.0
+		for i := range rest {
+			sc := rest[i].score * math.Pow(copyPenalty, float64(copies[i]))
+			if sc > bestScore {
+				best, bestScore = i, sc
+			}
+		}
+		pick := rest[best]
+		if copies[best] > 0 {
+			// shown with the score it was ranked by, and why it is lower
+			pick.score = bestScore
+			pick.reasons = append(pick.reasons[:len(pick.reasons):len(pick.reasons)], fmt.Sprintf("like L%d above", like[best]))
+		}
+		res = append(res, pick)
+		rest = append(rest[:best], rest[best+1:]...)
+		copies = append(copies[:best], copies[best+1:]...)
+		like = append(like[:best], like[best+1:]...)
+		pt := tokens(pick.c.cluster)
+		for i := range rest {
+			if rest[i].c.cluster != pick.c.cluster && rc.ids[rest[i].c.cluster] != rc.ids[pick.c.cluster] &&
+				nearCopy(pt, tokens(rest[i].c.cluster)) {
+				if copies[i] == 0 {
+					like[i] = pick.c.line
+				}
+				copies[i]++
+			}
+		}
+	}
+	// the rest, in their order, below the last pick
+	floor := res[len(res)-1].score
+	for i := range rest {
+		rest[i].score = min(rest[i].score, floor)
+	}
+	return append(res, rest...)
+}
+
+// maxCopyTokens bounds the tokens of a template nearCopy compares.
+const maxCopyTokens = 64
+
+// nearCopy reports whether two templates share at least nearCopyLCS of
+// the tokens of the longer one, in order (their longest common
+// subsequence): the same message with a word or two changed.
+func nearCopy(a, b []string) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(a) == 0 || float64(len(b)) < nearCopyLCS*float64(len(a)) {
+		return false
+	}
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for i := range a {
+		for j := range b {
+			if a[i] == b[j] {
+				cur[j+1] = prev[j] + 1
+			} else {
+				cur[j+1] = max(cur[j], prev[j+1])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return float64(prev[len(b)]) >= nearCopyLCS*float64(len(a))
 }
