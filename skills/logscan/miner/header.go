@@ -576,8 +576,15 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		}
 		return false
 	}
-	// Pure number: pid, tid.
-	if runDigits(s, i) == e {
+	// Pure number: pid, tid; or a percentage (FreeSWITCH's idle CPU,
+	// "97.06%").
+	if d := runDigits(s, i); d == e || isPercent(s, d, e) {
+		*out = item{kind: kNum, start: i, end: e, far: far}
+		return true
+	}
+	// A UUID opening the line: the session a line belongs to, before its
+	// timestamp (FreeSWITCH's "c782923a-335e-… 2024-03-12 11:00:23.118340").
+	if last == 0 && isUUID(w) {
 		*out = item{kind: kNum, start: i, end: e, far: far}
 		return true
 	}
@@ -647,6 +654,38 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 		return true
 	}
 	return false
+}
+
+// isPercent reports whether the word ending at e, whose digits run up to
+// d, is a percentage: "97", an optional ".06", then "%".
+func isPercent(s string, d, e int) bool {
+	if e-1 <= d || s[e-1] != '%' {
+		return false
+	}
+	if d == e-1 {
+		return true
+	}
+	return s[d] == '.' && d+1 < e-1 && runDigits(s, d+1) == e-1
+}
+
+// isUUID reports whether w is a UUID in its canonical 8-4-4-4-12 form.
+func isUUID(w string) bool {
+	if len(w) != 36 {
+		return false
+	}
+	for k := 0; k < 36; k++ {
+		switch c := w[k]; k {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isDigit(c) && (c|0x20 < 'a' || c|0x20 > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // pidTime reads a timestamp behind a process id and a colon, as Zabbix

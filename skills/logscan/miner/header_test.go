@@ -60,6 +60,12 @@ func TestHeaderFormats(t *testing.T) {
 			`[2024/06/11 10:09:29.177 +00:00] [INFO] [row_container.go:371] ["memory exceeds quota, spill to disk now."] [consumed=107438780] [quota=107374182]`,
 			`[2024/06/11 10:09:31.002 +00:00] [WARN] [expensivequery.go:118] [expensive_query] [cost_time=60.028s]`},
 			"2024/06/11 10:06:42.309 +00:00", LevelInfo, "", `["set global var"] [conn=2103548] [name=tidb_mem_quota_query] [val=107374182]`},
+		{"freeswitch: a session uuid before the time, idle cpu after it", []string{
+			`c782923a-335e-44bf-bcbe-5b9ed060a62b 2024-03-12 11:00:23.118340 96.84% [NOTICE] switch_channel.c:1142 New Channel sofia/internal/1007@pbx.acme.local`,
+			`2024-03-12 11:31:09.414699 96.62% [WARNING] sofia.c:2426 Ping failed carrier-a with code 503 - count 1/2/3, state UP`,
+			`c782923a-335e-44bf-bcbe-5b9ed060a62b 2024-03-12 11:00:23.119030 96.58% [INFO] sofia.c:10460 receiving invite`,
+			`860c4fac-dac1-4fe4-9251-f8919f515ca5 2024-03-12 11:32:32.442131 96.85% [ERR] switch_ivr_originate.c:2855 Cannot create outgoing channel`},
+			"2024-03-12 11:00:23.118340", LevelInfo, "", `switch_channel.c:1142 New Channel sofia/internal/1007@pbx.acme.local`},
 		{"no header", []string{"hello world", "another line here"},
 			"", "", "", "hello world"},
 		{"nginx access (no header: whole line is the message)", []string{`10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326`, `10.0.0.2 - - [10/Oct/2000:13:55:37 -0700] "GET /b HTTP/1.1" 404 0`},
