@@ -374,11 +374,36 @@ func compare(t, s []string) (diff, inf int, ok bool) {
 		case hasWild(t[i]) && generalised(t[i], s[i]) == t[i]:
 			// "<*>)" accepts "host)"; a variable carries no information
 		default:
+			if failureWord(t[i]) || failureWord(s[i]) {
+				// "Ping failed" and "Ping succeeded" are two events,
+				// whatever else they share
+				return 0, 0, false
+			}
 			inf++
 			diff++
 		}
 	}
 	return diff, inf, true
+}
+
+// failureWords say that something went wrong: a shape whose word differs
+// from a template's where one of them is such a word is not that template.
+var failureWords = map[string]bool{
+	"fail": true, "failed": true, "fails": true, "failure": true, "failing": true,
+	"error": true, "errors": true, "fatal": true, "panic": true, "exception": true,
+	"refused": true, "denied": true, "rejected": true, "invalid": true, "unable": true, "cannot": true,
+	"timeout": true, "timed": true, "aborted": true, "crashed": true, "killed": true,
+	"unreachable": true, "unavailable": true, "lost": true, "down": true,
+}
+
+// failureWord reports whether token t, less the punctuation around it and
+// in any case, is one of failureWords.
+func failureWord(t string) bool {
+	t = strings.TrimFunc(t, func(r rune) bool { return r < 'A' || r > 'z' || r > 'Z' && r < 'a' })
+	if len(t) < 4 || len(t) > 11 {
+		return false
+	}
+	return failureWords[strings.ToLower(t)]
 }
 
 func hasWild(s string) bool { return strings.Contains(s, wild) }

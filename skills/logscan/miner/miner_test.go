@@ -67,6 +67,32 @@ func TestMinerClusters(t *testing.T) {
 	}
 }
 
+// A word that says something failed is never generalised against another:
+// "Ping failed" and "Ping succeeded" are two events though they differ in
+// two of eleven words, while the gateway's name is a variable.
+func TestMinerFailureWordConstant(t *testing.T) {
+	ts := mineAll([]string{
+		"sofia.c:2440 Ping succeeded carrier-a with code 200 - count 1/1/3, state UP",
+		"sofia.c:2440 Ping succeeded didnet with code 200 - count 1/1/3, state UP",
+		"sofia.c:2426 Ping failed carrier-a with code 503 - count 1/2/3, state UP",
+		"sofia.c:2426 Ping failed didnet with code 408 - count 1/2/3, state UP",
+	})
+	if ts[0].ID != ts[1].ID || ts[2].ID != ts[3].ID {
+		t.Errorf("gateway names not generalised: %q %q / %q %q", ts[0].Text, ts[1].Text, ts[2].Text, ts[3].Text)
+	}
+	if ts[0].ID == ts[2].ID {
+		t.Errorf("failed and succeeded merged into %q", ts[0].Text)
+	}
+	for _, c := range []struct {
+		tok  string
+		want bool
+	}{{"failed", true}, {"(Failed)", true}, {"TIMEOUT:", true}, {"down", true}, {"succeeded", false}, {"fail2ban", false}, {"errors_total", false}} {
+		if got := failureWord(c.tok); got != c.want {
+			t.Errorf("failureWord(%q) = %v", c.tok, got)
+		}
+	}
+}
+
 // A trailing optional field must not split a template (cross-length merge).
 func TestMinerCrossLengthMerge(t *testing.T) {
 	ts := mineAll([]string{"upload done 12 files", "upload done 13 files (18.4 KB)", "upload done 14 files"})
