@@ -250,7 +250,10 @@ func TestLevels(t *testing.T) {
 		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone,
 		// a warning's class name, as Node.js, Python and .NET print them
 		"(node:1) MaxListenersExceededWarning: Possible EventEmitter memory leak detected": lvWarn,
-		"/app/db.py:12: SAWarning: relationship will copy column":                          lvWarn, "Warningless mode on": lvNone} {
+		"/app/db.py:12: SAWarning: relationship will copy column":                          lvWarn, "Warningless mode on": lvNone,
+		// a part that is down, but not one shutting or scaling down
+		"nvme nvme1: controller is down; will reset: CSTS=0x3": lvWarn, "Backend api-2 went down": lvWarn,
+		"Received SIGTERM, shutting down": lvNone, "scaled down replica set web-7d9 to 2": lvNone} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
 		}
