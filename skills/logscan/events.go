@@ -40,6 +40,7 @@ const (
 	modePythonEnd // a Python traceback's exception line was seen
 	modeGo
 	modeRust
+	modeKernel // after a Linux kernel's "Call Trace:" (see kernelTrace)
 )
 
 // grouper assigns header fields and event boundaries, line by line. It
@@ -148,7 +149,102 @@ func (g *grouper) parseInto(r *rec, text string) {
 // startsEvent reports whether a parsed line starts an event whatever the
 // lines before it were (it has a timestamp and cannot be a stack trace's
 // next line, see tracePart), which resets all of the grouper's state.
-func (r *rec) startsEvent() bool { return !r.blank && r.time != "" && !tracePart(r.msg) }
+func (r *rec) startsEvent() bool {
+	return !r.blank && r.time != "" && !tracePart(r.msg) && !r.kernelTrace()
+}
+
+// kernelTrace reports whether r is a line of a Linux kernel call trace
+// (after "Call Trace:"), each of which the kernel prints with its own
+// header: a frame indented
+// after it ("[814303.421549]  filemap_get_pages+0x5f6/0x640", "kernel:
+// ? xfs_iunlock+0x50/0x50 [xfs]", or behind the uptime in a syslog line),
+// a marker ("<TASK>", "</IRQ>"), the registers and the code bytes.
+func (r *rec) kernelTrace() bool { return kernelTraceLine(r.msg) }
+
+// kernelTraceLine is kernelTrace's test of the message.
+//
+//go:noinline
+func kernelTraceLine(m string) bool {
+	if m != "" && m[0] == '[' {
+		// "[12345.678901]  func+0x1/0x2": the uptime, in a syslog line
+		e := strings.Index(m, "] ")
+		if e < 0 || e > 16 || strings.Trim(m[1:e], " .0123456789") != "" {
+			return false
+		}
+		m = strings.TrimLeft(m[e+1:], " ")
+	}
+	if len(m) < 5 || len(m) > 200 {
+		return false
+	}
+	if m[3] == ':' && m[4] == ' ' {
+		return registerLine(m)
+	}
+	if strings.HasPrefix(m, "Code: ") {
+		return true
+	}
+	if m[0] == '<' {
+		switch m {
+		case "<TASK>", "</TASK>", "<IRQ>", "</IRQ>", "<NMI>", "</NMI>", "<SOFTIRQ>", "</SOFTIRQ>":
+			return true
+		}
+		return false
+	}
+	m = strings.TrimPrefix(m, "? ")
+	tok, mod, _ := strings.Cut(m, " ")
+	if mod != "" && (len(mod) < 3 || mod[0] != '[' || mod[len(mod)-1] != ']' || strings.IndexByte(mod, ' ') >= 0) {
+		return false // "func+0x1/0x2 [module]" or nothing after the frame
+	}
+	name, off, ok := strings.Cut(tok, "+0x")
+	if !ok || name == "" {
+		return false
+	}
+	a, b, ok := strings.Cut(off, "/0x")
+	if !ok || !hexDigits(a) || !hexDigits(b) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c == '_' || c == '.' || isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// registerLine reports whether m is a line of the registers a kernel trace
+// dumps: "RIP: 0033:0x7fa35558a960", "RAX: ffffffffffffffda RBX: 0000…",
+// "RSP: 002b:00007ffd0c6fe408 EFLAGS: 00000246 ORIG_RAX: 0000000000000011".
+func registerLine(m string) bool {
+	f := strings.Fields(m)
+	if len(f)%2 != 0 {
+		return false
+	}
+	switch f[0] {
+	case "RIP:", "RSP:", "RAX:", "RBX:", "RCX:", "RDX:", "RSI:", "RDI:", "RBP:", "R08:", "R09:", "R10:", "R11:", "R12:", "R13:", "R14:", "R15:", "CR2:":
+	default:
+		return false
+	}
+	if f[0] == "RIP:" {
+		return true // the code address, as "0010:func+0x5d/0xe0" too
+	}
+	for i := 0; i < len(f); i += 2 {
+		name, val := f[i], f[i+1]
+		if len(name) < 3 || name[len(name)-1] != ':' || strings.Trim(name[:len(name)-1], "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" ||
+			!hexDigits(strings.ReplaceAll(val, ":", "")) {
+			return false
+		}
+	}
+	return true
+}
+
+// hexDigits reports whether s is one or more lower-case hex digits.
+func hexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isDigit(c) && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // tracePart reports whether a message with a timestamp of its own may be
 // a line of the stack trace the event before it started: logcat,
@@ -191,6 +287,9 @@ func (g *grouper) group(r *rec) {
 			r.cont = true
 			return
 		}
+	} else if g.inEvent && g.mode == modeKernel && r.kernelTrace() {
+		r.cont = true
+		return
 	} else if g.inEvent && g.mode == modeJava && tracePart(r.msg) {
 		// a trace printed a line at a time, each with its header
 		if strings.HasPrefix(r.msg, "Caused by: ") {
@@ -358,6 +457,8 @@ func (g *grouper) startEvent(r *rec) {
 	if !stackOpener[byteAt(m)] && !stackOpener[byteAt(r.text)] {
 		if r.level >= lvWarn || exceptionLine(m) {
 			g.mode = modeJava
+		} else if n := len(m); n >= 11 && m[n-1] == ':' && m[n-2] == 'e' && strings.HasSuffix(m, "Call Trace:") {
+			g.mode = modeKernel
 		}
 		return
 	}

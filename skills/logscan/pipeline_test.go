@@ -307,3 +307,65 @@ func TestTwoLineRecords(t *testing.T) {
 		t.Errorf("samba evidence %+v, want the clock skew (L2) first", rep.Evidence)
 	}
 }
+
+// TestKernelCallTrace: the kernel prints each line of a call trace with
+// its own header; its frames, markers and register dump continue the
+// trace's event (so no frame is evidence), in dmesg and in syslog alike,
+// while an indented line that is no frame starts an event of its own.
+func TestKernelCallTrace(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "[8120%02d.100000] [UFW BLOCK] IN=eno1 OUT= SRC=10.40.7.%d DST=10.40.1.17 LEN=60\n", i, i%9)
+	}
+	b.WriteString(`[814211.882914] nvme nvme1: controller is down; will reset: CSTS=0x3, PCI_STATUS=0x10
+[814303.421474] INFO: task postgres:1901177 blocked for more than 120 seconds.
+[814303.421496] Call Trace:
+[814303.421505]  <TASK>
+[814303.421516]  __schedule+0x351/0xa20
+[814303.421546]  ? filemap_invalidate_unlock_two+0x50/0x50
+[814303.421559]  xfs_file_buffered_read+0x52/0xd0 [xfs]
+[814303.421589] RIP: 0033:0x7fa35558a960
+[814303.421596] RSP: 002b:00007ffd0c6fe408 EFLAGS: 00000246 ORIG_RAX: 0000000000000011
+[814303.421601] RAX: ffffffffffffffda RBX: 0000000000000000 RCX: 00007fa35558a960
+[814303.421635]  </TASK>
+[814303.421700]  eth0: renamed from veth12ab
+[814340.293703] nvme nvme1: Disabling device after reset failure: -19
+[814340.298131] XFS (nvme1n1p1): log I/O error -5
+`)
+	path := writeFile(t, "dmesg.log", []byte(b.String()))
+	tmpl := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, path, Options{}))), "\n") {
+		var x TemplateLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatal(err)
+		}
+		tmpl[x.Line] = x.Template
+	}
+	for l := 44; l <= 51; l++ {
+		if tmpl[l] != tmpl[43] {
+			t.Errorf("L%d %q should continue the call trace at L43 %q", l, tmpl[l], tmpl[43])
+		}
+	}
+	if tmpl[52] == tmpl[43] {
+		t.Errorf("L52, an indented line that is no frame, joined the trace: %q", tmpl[52])
+	}
+	rep := analyzeText(t, "dmesg.log", b.String(), 10)
+	for _, e := range rep.Evidence {
+		if e.Line >= 44 && e.Line <= 51 {
+			t.Errorf("a line of the call trace is evidence: L%d %q", e.Line, e.Text)
+		}
+	}
+	for _, c := range []struct {
+		msg  string
+		want bool
+	}{
+		{"xfs_file_read_iter+0x77/0xe0 [xfs]", true}, {"? __pfx_kthread+0x10/0x10", true}, {"[ 5898.891023]  dump_stack_lvl+0x44/0x5c", true},
+		{"</IRQ>", true}, {"R13: 0000561a9615d1ab R14: 0000000000000000 R15: 0000000000000000", true},
+		{"eth0: renamed from veth12ab", false}, {"total+0x10/0x20 was the offset", false}, {"PID: 1234 started", false},
+		{"RAX: see above", false}, {"[ 12.345]  usb 1-1: new device", false},
+	} {
+		if got := kernelTraceLine(c.msg); got != c.want {
+			t.Errorf("kernelTraceLine(%q) = %v", c.msg, got)
+		}
+	}
+}
