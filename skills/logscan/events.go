@@ -303,6 +303,18 @@ func (g *grouper) group(r *rec) {
 	g.locHead = len(m) >= 4 && (m[len(m)-1] == ')' || m[len(m)-1] == ']') && locationOnly(m)
 }
 
+// fieldName reports whether an indented line only names a field whose
+// value follows on the lines below (Julia's "│   exception ="): its words
+// are no error, whatever they are.
+func fieldName(trim string) bool { return strings.HasSuffix(strings.TrimRight(trim, " "), " =") }
+
+// boxLine reports whether t goes on a message drawn in a box, as Julia's
+// logging prints one: "┌ Error: …", then "│   exception = …" and
+// "└ @ Module file.jl:12"; Terraform's "╷", "│ Error: …", "╵".
+func boxLine(t string) bool {
+	return strings.HasPrefix(t, "│") || strings.HasPrefix(t, "└") || strings.HasPrefix(t, "╵")
+}
+
 // isBlank reports whether s is empty or white space only.
 func isBlank(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -331,18 +343,19 @@ func (g *grouper) continues(r *rec) bool {
 		g.rustMsg = false
 		r.key = keyRoot
 		return true
-	case c0 == ' ' || c0 == '\t' || c0 == '|':
+	case c0 == ' ' || c0 == '\t' || c0 == '|' || c0 == 0xe2 && boxLine(t):
 		if gradleCause(trim) && keywordLevel(t) >= lvWarn {
 			// Gradle nests the causes of a failure one "> " deeper
 			// each: like "Caused by:", the last is the most specific.
 			r.key = keyCause
 			return true
 		}
-		if r.level >= lvError && g.mode != modePython {
+		switch {
+		case r.level >= lvError && g.mode != modePython && !fieldName(trim):
 			r.key = keyExc
-		} else if r.level == lvWarn && g.mode != modePython {
+		case r.level == lvWarn && g.mode != modePython:
 			r.key = keyWarn // a warning under the head, not an error
-		} else if r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn {
+		case r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn:
 			// An indented error under a plain head: a linter's
 			// "  48:5  error  ..." under the file name, kubectl's
 			// "  Warning  Failed ..." under "Events:", rspec's
@@ -352,7 +365,7 @@ func (g *grouper) continues(r *rec) bool {
 			// -> your PHP version does not satisfy that requirement."
 			// under "Problem 1".
 			switch kw := keywordLevel(t); {
-			case kw >= lvError:
+			case kw >= lvError && !fieldName(trim):
 				r.key = keyExc
 			case kw == lvWarn && g.evLevel == lvNone:
 				r.key = keyWarn

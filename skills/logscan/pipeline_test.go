@@ -369,3 +369,42 @@ func TestKernelCallTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestBoxedMessages: Julia's logging draws a message with its fields in a
+// box, and Terraform its diagnostics; the box's lines continue the message
+// that opens it, so a field is no event (nor evidence) of its own.
+func TestBoxedMessages(t *testing.T) {
+	text := "Precompiling project...\n" +
+		"┌ Error: could not parse record 3 of \"bad_rows.csv\", skipping\n" +
+		"│   exception =\n" +
+		"│    ArgumentError: invalid base 10 digit 'x' in \"12x4\"\n" +
+		"└ @ Tidewater.IO ~/src/io.jl:88\n" +
+		"Test Summary: | Pass  Fail  Total\n" +
+		"╷\n" +
+		"│ Error: Inconsistent dependency lock file\n" +
+		"│ \n" +
+		"│ provider registry.terraform.io/hashicorp/aws: locked version selection 5.31.0 doesn't match the updated version constraints\n" +
+		"╵\n"
+	path := writeFile(t, "boxes.log", []byte(text))
+	tmpl := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, path, Options{}))), "\n") {
+		var x TemplateLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatal(err)
+		}
+		tmpl[x.Line] = x.Template
+	}
+	for _, c := range [][2]int{{3, 2}, {4, 2}, {5, 2}, {9, 8}, {10, 8}, {11, 8}} {
+		if tmpl[c[0]] != tmpl[c[1]] {
+			t.Errorf("L%d %q should continue the box opened at L%d %q", c[0], tmpl[c[0]], c[1], tmpl[c[1]])
+		}
+	}
+	if tmpl[6] == tmpl[2] {
+		t.Errorf("L6 after the box joined it: %q", tmpl[6])
+	}
+	for _, e := range analyzeText(t, "boxes.log", text, 10).Evidence {
+		if e.Line == 3 || e.Line == 9 || e.Line == 10 {
+			t.Errorf("a line inside a box is evidence of its own: L%d %q", e.Line, e.Text)
+		}
+	}
+}
