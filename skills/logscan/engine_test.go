@@ -343,6 +343,9 @@ func TestVisibleText(t *testing.T) {
 		"ERROR: disk full\r   \r":           "ERROR: disk full",
 		"\r":                                "",
 		"\x1b[33;1mRunning\x1b[0m\r\x1b[K\x1b[33;1mOK": "OK",
+		// control strings: Buildkite's timestamps (APC), a hyperlink (OSC)
+		"\x1b_bk;t=1718200463205\x07ld: region overflowed":             "ld: region overflowed",
+		"see \x1b]8;;https://x.test/a\x1b\\the docs\x1b]8;;\x1b\\ now": "see the docs now",
 	} {
 		if got := visible(in); got != want {
 			t.Errorf("visible(%q) = %q, want %q", in, got, want)

@@ -577,7 +577,8 @@ func visible(s string) string {
 	}
 }
 
-// stripANSI removes ANSI escape sequences (colours, cursor moves).
+// stripANSI removes ANSI escape sequences (colours, cursor moves) and
+// control strings (OSC, APC …).
 func stripANSI(s string) string {
 	if strings.IndexByte(s, 0x1b) < 0 {
 		return s
@@ -598,9 +599,14 @@ func stripANSI(s string) string {
 			i = j
 			continue
 		}
-		if i+1 < len(s) && s[i+1] == ']' { // OSC ... BEL
+		if i+1 < len(s) && strings.IndexByte("]_P^X", s[i+1]) >= 0 {
+			// OSC (hyperlinks, titles), APC (Buildkite's "_bk;t=…"
+			// timestamps), DCS, PM, SOS: up to BEL or ESC \
 			j := i + 2
-			for j < len(s) && s[j] != 0x07 {
+			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+				j++
+			}
+			if j < len(s) && s[j] == 0x1b {
 				j++
 			}
 			i = j
