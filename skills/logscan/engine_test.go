@@ -253,7 +253,15 @@ func TestLevels(t *testing.T) {
 		"/app/db.py:12: SAWarning: relationship will copy column":                          lvWarn, "Warningless mode on": lvNone,
 		// a part that is down, but not one shutting or scaling down
 		"nvme nvme1: controller is down; will reset: CSTS=0x3": lvWarn, "Backend api-2 went down": lvWarn,
-		"Received SIGTERM, shutting down": lvNone, "scaled down replica set web-7d9 to 2": lvNone} {
+		"Received SIGTERM, shutting down": lvNone, "scaled down replica set web-7d9 to 2": lvNone,
+		// the linker needs no failure word; a warning says so
+		"/opt/esp/bin/../xtensa-esp-elf/bin/ld: region `iram0_0_seg' overflowed by 1184 bytes": lvError,
+		"xtensa-esp32s3-elf-ld: IRAM0 segment data does not fit.":                              lvError, "ld.lld: duplicate symbol: init": lvError,
+		"ld: warning: directory not found for option '-L/opt/x'": lvWarn, "cold: 12 items in the store": lvNone,
+		// TeX's errors, Pester's failed and passed tests and its assertion
+		"./chapters/results.tex:42: Undefined control sequence.": lvError, "! Emergency stop.": lvError,
+		"[-] sets RetentionDays from the template 30ms (16ms|14ms)": lvError, "Expected 30, but got 90.": lvError,
+		"[+] returns $false on failed connection 32ms (18ms|14ms)": lvNone} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
 		}

@@ -268,7 +268,7 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|undefined control sequence|emergency stop|runaway argument|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|not responding|unresponsive|unreachable|mismatch(ed)?|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed|limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down)\b|(?-i:\b[A-Z]\w*Warning\b)`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
@@ -328,6 +328,9 @@ func keywordLevel(msg string) uint8 {
 		return l
 	}
 	if l := severityLevel(msg); l != lvNone {
+		return l
+	}
+	if l := linkerLevel(msg); l != lvNone {
 		return l
 	}
 	if !mayHaveKeyword(msg) || commandEcho(msg) || stackFrame(msg) || testPassed(msg) || codeExcerpt(msg) {
@@ -421,7 +424,7 @@ func cmakeStatus(msg string) bool {
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "race", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
 	"not ", "undefined", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad",
-	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down"}
+	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
@@ -542,7 +545,7 @@ func stackFrame(msg string) bool {
 // test's "Passed Name [4 ms]" (and "Skipped").
 func testPassed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
-	for _, p := range [...]string{"✓", "✔", "√", "--- PASS", "=== RUN", "=== PAUSE", "=== CONT", "PASS ", "ok  ", "[ RUN  ", "[       OK ]", "[  PASSED  ]"} {
+	for _, p := range [...]string{"✓", "✔", "√", "--- PASS", "=== RUN", "=== PAUSE", "=== CONT", "PASS ", "ok  ", "[ RUN  ", "[       OK ]", "[  PASSED  ]", "[+] "} {
 		if strings.HasPrefix(m, p) {
 			return true
 		}
@@ -602,7 +605,7 @@ func testFailed(msg string) bool {
 	if len(m) > 0 && m[0] >= 'A' && m[0] <= 'Z' && reNextestFail.MatchString(m) {
 		return true
 	}
-	for _, p := range [...]string{"✕ ", "✗ ", "✘ ", "✖ ", "× "} {
+	for _, p := range [...]string{"✕ ", "✗ ", "✘ ", "✖ ", "× ", "[-] "} {
 		if strings.HasPrefix(m, p) {
 			rest := strings.TrimLeft(m[len(p):], " ")
 			return rest != "" && !isDigit(rest[0])
@@ -646,6 +649,39 @@ func severityLevel(msg string) uint8 {
 	return lvNone
 }
 
+// linkerLevel reads the linker's messages, which need no failure word to
+// be errors: "…/bin/ld: region `iram0_0_seg' overflowed by 1184 bytes",
+// "ld.lld: duplicate symbol: init", "ld: library not found for -lssl"; a
+// warning says so ("ld: warning: …"). The linker is named before the
+// first ": ", by its path or a cross toolchain's prefix
+// ("arm-none-eabi-ld").
+func linkerLevel(msg string) uint8 {
+	m := strings.TrimLeft(msg, " \t")
+	i := strings.Index(m, ": ")
+	if i <= 0 || i > 200 {
+		return lvNone
+	}
+	prog := m[:i]
+	if j := strings.LastIndexAny(prog, `/\`); j >= 0 {
+		prog = prog[j+1:]
+	}
+	prog = strings.TrimSuffix(prog, ".exe")
+	switch {
+	case prog == "ld" || prog == "lld" || prog == "mold" || prog == "lld-link" || strings.HasPrefix(prog, "ld.") || strings.HasPrefix(prog, "ld64"),
+		strings.HasSuffix(prog, "-ld") && !strings.ContainsAny(prog, " :"):
+	default:
+		return lvNone
+	}
+	rest := strings.ToLower(strings.TrimLeft(m[i+2:], " "))
+	switch {
+	case strings.HasPrefix(rest, "warning"):
+		return lvWarn
+	case strings.HasPrefix(rest, "note:") || strings.HasPrefix(rest, "info:"):
+		return lvNone
+	}
+	return lvError
+}
+
 // assertionDetail reports whether msg is a line of a test assertion's
 // report of what it expected and what it got, which test runners print
 // only when an assertion fails: jest's and vitest's matcher line
@@ -665,6 +701,9 @@ func assertionDetail(msg string) bool {
 	}
 	if strings.Contains(m, " did not equal ") {
 		return true // ScalaTest: "17.99 did not equal 18.00 (Spec.scala:41)"
+	}
+	if strings.HasPrefix(m, "Expected ") && strings.Contains(m, " but got ") {
+		return true // Pester, Chai and others: "Expected 30, but got 90."
 	}
 	if i := strings.Index(m, "but was:"); i > 0 && strings.Contains(m[:i], "expected") {
 		// JUnit and Hamcrest anywhere in a line: surefire's summary
