@@ -244,6 +244,11 @@ func TestLevels(t *testing.T) {
 			t.Errorf("%q: %d want %d", in, got, want)
 		}
 	}
+	for _, m := range []string{"Child (2314) died signal=9", "worker process 4242 exited on signal 11"} {
+		if !reCrash.MatchString(m) {
+			t.Errorf("%q is a crash marker", m)
+		}
+	}
 	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone,
 		// a resource at its limit, but not a full GC or sync
 		"[zone: pf states] PF states limit reached": lvWarn, "The transaction log for database 'Orders' is full": lvWarn,
@@ -261,7 +266,9 @@ func TestLevels(t *testing.T) {
 		// TeX's errors, Pester's failed and passed tests and its assertion
 		"./chapters/results.tex:42: Undefined control sequence.": lvError, "! Emergency stop.": lvError,
 		"[-] sets RetentionDays from the template 30ms (16ms|14ms)": lvError, "Expected 30, but got 90.": lvError,
-		"[+] returns $false on failed connection 32ms (18ms|14ms)": lvNone} {
+		"[+] returns $false on failed connection 32ms (18ms|14ms)": lvNone,
+		// a process that died
+		"varnishd[812]: Child (2314) died signal=9": lvError} {
 		if got := keywordLevel(in); got != want {
 			t.Errorf("keywordLevel(%q) = %d want %d", in, got, want)
 		}

@@ -268,7 +268,7 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|undefined control sequence|emergency stop|runaway argument|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|died|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|undefined control sequence|emergency stop|runaway argument|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|not responding|unresponsive|unreachable|mismatch(ed)?|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed|limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down)\b|(?-i:\b[A-Z]\w*Warning\b)`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
@@ -424,7 +424,7 @@ func cmakeStatus(msg string) bool {
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "race", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
 	"not ", "undefined", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad",
-	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway"}
+	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway", "died"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
