@@ -46,7 +46,13 @@ var reChange = regexp.MustCompile(`(?i)` +
 	`|\breconfigur|\bhot[- ]?reload|^\W*reload(?:ed|ing)\b` +
 	`|\bold\s*[=:][^=]{0,80}?\bnew\s*[=:]|\bnew\s*[=:][^=]{0,80}?\bold\s*[=:]` +
 	`|\b(?:set|setting|increas(?:ed|ing)|decreas(?:ed|ing)|reduc(?:ed|ing)|rais(?:ed|ing)|lower(?:ed|ing)|resiz(?:ed|ing)|scal(?:ed|ing)|shrunk|grown|changing|updating|switching)\b(?:[^.;!?]|\.\S){0,100}?\bfrom\s+\S+\s+(?:\S+\s+)?to\b` +
+	`|\bset:?\s(?:[^.;!?]|\.\S){0,160}?\S\s+->\s+\S` +
 	`|\bissued\b(?:[^.;!?]|\.\S){0,40}?\bcommand\b|\bcommand\b(?:[^.;!?]|\.\S){0,20}?\b(?:issued|received)\b`)
+
+// reValueChange matches a change that states the value it changed from or
+// to: "old=20s new=2s", "oldValue: … newValue: …", "from 2000 to 20",
+// `"1200000" -> "105000"`.
+var reValueChange = regexp.MustCompile(`(?i)\bold\w*\s*[=:]|\bnew\w*\s*[=:]|\bfrom\s+\S+\s+(?:\S+\s+)?to\b|\S\s+->\s+\S|\S\s+=>\s+\S`)
 
 // reAdminStmt matches an administrative statement as databases log it:
 // DDL, privileges, server settings (`ALTER SYSTEM`, `SET GLOBAL`).
@@ -114,6 +120,24 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 		}
 		if best == nil {
 			continue
+		}
+		// Of one operation's changes, the last that says what changed
+		// to what: "dynamic config changed for the key: … oldValue: 9000
+		// newValue: 900" rather than the "Updated dynamic config" after it.
+		if !reValueChange.MatchString(best.text) {
+			for i := len(fs.changes) - 1; i >= 0; i-- {
+				ch := &fs.changes[i]
+				if ch.line >= best.line {
+					continue
+				}
+				if ch.line < max(10, start/5) || !sameOperation(ch, best) {
+					break
+				}
+				if reValueChange.MatchString(ch.text) && e.isChange(rc, groups, merged, ch) {
+					best = ch
+					break
+				}
+			}
 		}
 		// One operation may log several changes ("config file changed,
 		// reloading", "config updated key=… new=2s old=20s"): its first

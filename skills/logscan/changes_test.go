@@ -22,6 +22,7 @@ func TestChangeLine(t *testing.T) {
 		`updating [cluster.routing.allocation.enable] from [all] to [none]`,
 		`[INFO] Changing max_connections for server 10:mysql-shop-01:3306 (mysql-shop-01:3306) from 2000 (2000) to 20`,
 		`["set global var"] [conn=2103548] [name=tidb_mem_quota_query] [val=107374182]`,
+		`UI_CFG_AUDIT_SET: User 'k.weber' set: [protocols bgp group TRANSIT-B neighbor 198.18.44.1 family inet unicast prefix-limit maximum] "1200000" -> "105000"`,
 		`Query	SET GLOBAL innodb_buffer_pool_size = 134217728`,
 	} {
 		if !changeLine(msg) {
@@ -36,6 +37,7 @@ func TestChangeLine(t *testing.T) {
 		`partition assignment changed for group orders`,
 		`DELETE /v1/orders/7781 status=200`,
 		`cache set for global key session:42`,
+		`BFD session 198.51.100.6 state changed: Up -> Down`,
 	} {
 		if changeLine(msg) {
 			t.Errorf("%q is no change", msg)
@@ -66,6 +68,8 @@ func TestLastChange(t *testing.T) {
 		case i == 1080: // a routine reload comes between it and the errors
 			emit("info", `"runtime config updated" key=payouts.bank_timeout new=2s old=20s`)
 			cause = lg.line
+		case i == 1081: // the operation's last line, which says no value
+			emit("info", `"runtime config applied" keys=1`)
 		case i%40 == 11:
 			emit("info", fmt.Sprintf(`"routing rules reloaded" rules=%d`, 2300+i%9))
 		case i > 1110 && i%4 == 0:
