@@ -2,6 +2,7 @@ package logscan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,46 @@ func TestLastChange(t *testing.T) {
 	}
 	if !found[cause] || !found[reload] {
 		t.Errorf("the change at L%d and its operation's first line L%d: in the top 5 %v, want both; %+v", cause, reload, found, rep.Evidence)
+	}
+}
+
+// TestForetold: a warning in the words of the errors to come, long before
+// them, foretold the incident; a warning that shares only the words every
+// failure has did not.
+func TestForetold(t *testing.T) {
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 8, 0, 0, 0, time.UTC), step: 5 * time.Second, layout: "2006-01-02T15:04:05Z", format: "time=\"%s\" level=%s msg=%s\n"}
+	emit := lg.emit
+	warned, generic := 0, 0
+	for i := range 1500 {
+		switch {
+		case i == 700:
+			emit("warning", `"hikari pool orders-db nearly drained" active=38 maxPoolSize=40`)
+			warned = lg.line
+		case i == 760:
+			emit("warning", `"request failed, will retry" attempt=1`)
+			generic = lg.line
+		case i > 1100 && i%3 == 0:
+			emit("error", fmt.Sprintf(`"hikari pool orders-db drained, request rejected" waited=%dms maxPoolSize=40`, 30000+i))
+		case i%97 == 5:
+			emit("error", fmt.Sprintf(`"request failed" path=/v1/orders/%d status=404`, i))
+		default:
+			emit("info", fmt.Sprintf(`"request served" path=/v1/orders/%d status=200 took=%dms`, i, 10+i%40))
+		}
+	}
+	rep := analyzeText(t, "orders.log", lg.b.String(), 5)
+	found := false
+	for _, e := range rep.Evidence {
+		if e.Line == warned {
+			found = strings.Contains(e.Reason, "warned of the errors at L")
+		}
+		if e.Line == generic && strings.Contains(e.Reason, "warned of") {
+			t.Errorf("L%d shares only generic words with the errors: %q", e.Line, e.Reason)
+		}
+	}
+	if !found {
+		t.Errorf("the warning at L%d that foretold the errors is not in the top 5 with its reason: %+v", warned, rep.Evidence)
+	}
+	if ws := templateWords(`msg="hikari pool orders-db drained" waited=<*>ms x=12 <*>`); !slices.Equal(ws, []string{"hikari", "pool", "orders-db", "drained", "waited"}) {
+		t.Errorf("templateWords = %q", ws)
 	}
 }

@@ -51,6 +51,9 @@ type cand struct {
 	// change is, for the last change before the errors (see
 	// changeCands), the line the errors start at; 0 otherwise
 	change int
+	// foretold is, for a warning that foretold its file's incident in the
+	// words of its errors (see foretold), the first of those errors' lines
+	foretold int
 }
 
 type clusterStat struct {

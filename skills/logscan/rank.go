@@ -523,6 +523,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		}
 	}
 	rc.novel = novelty(e.cl, len(rc.files))
+	foretold(all, rc)
 	all = append(all, e.backCands(rc, groups, rets, escs, merged)...)
 	all = append(all, e.changeCands(rc, groups, merged)...)
 	all = shortlist(all, maxScored)
@@ -722,6 +723,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		if c.escFrom > lvNone {
 			newWord = fmt.Sprintf("first at %s level (%s before, first at L%d)", levelName(c.level), levelName(c.escFrom), c.back)
 		}
+	}
+	if c.foretold > 0 {
+		add(foretoldWeight*pw, fmt.Sprintf("warned of the errors at L%d", c.foretold))
 	}
 	if c.change > 0 {
 		add(changeWeight*pw, changeReason(c))
@@ -1092,4 +1096,134 @@ func nearCopy(a, b []string) bool {
 		prev, cur = cur, prev
 	}
 	return float64(prev[len(b)]) >= nearCopyLCS*float64(len(a))
+}
+
+// Warnings that foretold the incident. Before a pool runs dry, a disk
+// fills or a limit is hit, the software often warns of it in the words of
+// the error to come: "max-values-per-tag limit may be exceeded soon", then
+// "partial write: max-values-per-tag limit exceeded". An engineer searches
+// the log for the error's distinctive words and finds the warning. A
+// warning whose template shares foretoldMinShared distinctive words (see
+// distinctive) with an error template first seen within incidentWindow
+// lines of the incident's start, before that error, foretold it.
+const (
+	foretoldMinShared = 2
+	foretoldWeight    = 2.0
+	// a word in more than this share of a file's templates is not
+	// distinctive
+	foretoldMaxShare = 0.02
+)
+
+// foretold sets c.foretold on the warnings that foretold their file's
+// incident.
+func foretold(all []*cand, rc rankCtx) {
+	type fileWords struct {
+		df    map[string]int // templates holding each word
+		n     int
+		start int
+	}
+	files := map[int32]*fileWords{}
+	for f, start := range rc.incident {
+		files[f] = &fileWords{df: map[string]int{}, start: start}
+	}
+	if len(files) == 0 {
+		return
+	}
+	words := map[int32][]string{}  // by cluster
+	counted := map[[2]int32]bool{} // file and cluster
+	for _, c := range all {
+		fw := files[c.file]
+		if fw == nil || counted[[2]int32{c.file, c.cluster}] {
+			continue
+		}
+		counted[[2]int32{c.file, c.cluster}] = true
+		ws, ok := words[c.cluster]
+		if !ok {
+			ws = templateWords(rc.texts[c.cluster])
+			words[c.cluster] = ws
+		}
+		fw.n++
+		for _, w := range ws {
+			fw.df[w]++
+		}
+	}
+	// the distinctive words of the errors that start each incident
+	errWords := map[int32]map[string]int{} // word -> the error's line
+	for _, c := range all {
+		fw := files[c.file]
+		if fw == nil || c.level < lvError || c.bg || c.head < fw.start-incidentWindow || c.head > fw.start+incidentWindow {
+			continue
+		}
+		for _, w := range words[c.cluster] {
+			if distinctive(w, fw.df[w], fw.n) {
+				m := errWords[c.file]
+				if m == nil {
+					m = map[string]int{}
+					errWords[c.file] = m
+				}
+				if l, ok := m[w]; !ok || c.head < l {
+					m[w] = c.head
+				}
+			}
+		}
+	}
+	for _, c := range all {
+		fw := files[c.file]
+		m := errWords[c.file]
+		if fw == nil || m == nil || c.level != lvWarn || c.bg || c.head < max(10, fw.start/5) {
+			continue
+		}
+		shared, at := 0, 0
+		for _, w := range words[c.cluster] {
+			if l, ok := m[w]; ok {
+				shared++
+				if at == 0 || l < at {
+					at = l
+				}
+			}
+		}
+		if shared >= foretoldMinShared && c.head < at {
+			c.foretold = at
+		}
+	}
+}
+
+// templateWords returns the distinct words of a template, lower case:
+// runs of letters, digits, '-' and '_' holding a letter, of at least four
+// bytes, less its wildcards.
+func templateWords(t string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(t, func(r rune) bool {
+		return !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		w = strings.Trim(w, "-_")
+		if len(w) < 4 || strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }) < 0 {
+			continue
+		}
+		w = strings.ToLower(w)
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// distinctive reports whether a word held by df of a file's n templates
+// says what the error is about: not a failure word every error shares,
+// and in few of the file's templates.
+func distinctive(w string, df, n int) bool {
+	if genericWords[w] {
+		return false
+	}
+	return float64(df) <= max(2, foretoldMaxShare*float64(n))
+}
+
+// genericWords are words of failures in general, not of one failure.
+var genericWords = map[string]bool{
+	"error": true, "errors": true, "failed": true, "failure": true, "fail": true, "fails": true, "warn": true, "warning": true,
+	"exception": true, "exceeded": true, "unable": true, "cannot": true, "could": true, "timeout": true, "timed": true,
+	"retry": true, "retrying": true, "will": true, "with": true, "from": true, "this": true, "that": true, "soon": true,
+	"request": true, "response": true, "status": true, "code": true, "message": true, "reason": true, "caused": true,
 }
