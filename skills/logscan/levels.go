@@ -268,8 +268,14 @@ var (
 	// "IOException", but not the crate "thiserror" or the package
 	// "domexception". FAIL in capitals is the verdict of test runners
 	// (go test's "--- FAIL:", jest's " FAIL  src/x.test.ts").
-	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|died|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|undefined control sequence|emergency stop|runaway argument|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
-	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|not responding|unresponsive|unreachable|mismatch(ed)?|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed|limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down)\b|(?-i:\b[A-Z]\w*Warning\b)`)
+	reErrorWord = regexp.MustCompile(`(?i)\b(error|errors|exception|fatal|panic|panicked|traceback|segmentation fault|segfault|sigsegv|sigabrt|core dumped|abort(ed)?|crash(ed)?|unhandled|failed|failure|fails|killed|out of memory|oom|stack overflow|assertion|uncaught|undefined (references?|symbols?|functions?|methods?|variables?|names?|constants?|index|offset)|is undefined|definitely lost|data race|race detected|unresolved (reference|external)|(declared|imported) and not used)\b|\bundefined: |Error:|Exception:|(?-i:\b[A-Z]\w*(Error|Exception)\b|\bFAIL\b)`)
+	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|not responding|unresponsive|unreachable|mismatch(ed)?|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed)\b|(?-i:\b[A-Z]\w*Warning\b)`)
+	// More of each, kept apart: a regular expression of more than 500
+	// instructions runs on Go's slower NFA rather than its backtracker.
+	// A process that died, TeX's errors; a resource at its limit, a part
+	// that is down.
+	reErrorWord2 = regexp.MustCompile(`(?i)\b(died|undefined control sequence|emergency stop|runaway argument)\b`)
+	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
@@ -348,20 +354,22 @@ func keywordLevel(msg string) uint8 {
 	if strings.IndexByte(msg, '/') >= 0 || strings.IndexByte(msg, '\\') >= 0 {
 		msg = stripPaths(msg)
 	}
-	if reErrorWord.MatchString(msg) {
+	if errorWord(msg) {
 		if !reNegated.MatchString(msg) {
 			return lvError
 		}
 		msg = reNegated.ReplaceAllString(msg, "")
-		if reErrorWord.MatchString(msg) {
+		if errorWord(msg) {
 			return lvError
 		}
 	}
-	if reWarnWord.MatchString(msg) && !cmakeStatus(msg) {
+	if (reWarnWord.MatchString(msg) || reWarnWord2.MatchString(msg)) && !cmakeStatus(msg) {
 		return lvWarn
 	}
 	return lvNone
 }
+
+func errorWord(msg string) bool { return reErrorWord.MatchString(msg) || reErrorWord2.MatchString(msg) }
 
 // announcer reports whether an error message introduces the error
 // printed on the next line: a short line ending in ':' or '[' ("error

@@ -235,23 +235,28 @@ func TestTemplatesJSONLWriterError(t *testing.T) {
 	}
 }
 
-// Every warning word keywordLevel's expression knows passes the stem
-// prefilter in front of it: a word added to one and not the other is
-// never read.
+// Every warning word keywordLevel's expressions know passes the stem
+// prefilter in front of them, and so does every error word of the second
+// expression: a word added to one and not the other is never read.
 func TestWarnWordsHaveStems(t *testing.T) {
-	src := reWarnWord.String()
-	i, j := strings.Index(src, `\b(`), strings.LastIndex(src, `)\b`)
-	if i < 0 || j < i {
-		t.Fatalf("cannot read the words of %s", src)
-	}
-	optional := regexp.MustCompile(`\([a-z]+\)\?|.\?`)
-	for _, w := range strings.Split(src[i+3:j], "|") {
-		w = optional.ReplaceAllString(w, "")
-		if w == "" || strings.ContainsAny(w, `\()[]`) {
-			continue
+	for _, c := range []struct {
+		re   *regexp.Regexp
+		want uint8
+	}{{reWarnWord, lvWarn}, {reWarnWord2, lvWarn}, {reErrorWord2, lvError}} {
+		src := c.re.String()
+		i, j := strings.Index(src, `\b(`), strings.LastIndex(src, `)\b`)
+		if i < 0 || j < i {
+			t.Fatalf("cannot read the words of %s", src)
 		}
-		if msg := "the " + w + " one"; keywordLevel(msg) < lvWarn {
-			t.Errorf("%q: keywordLevel(%q) = %d, want a warning (a stem for it in keywordStems?)", w, msg, keywordLevel(msg))
+		optional := regexp.MustCompile(`\([a-z ]+\)\?|.\?`)
+		for _, w := range strings.Split(src[i+3:j], "|") {
+			w = optional.ReplaceAllString(w, "")
+			if w == "" || strings.ContainsAny(w, `\()[]`) {
+				continue
+			}
+			if msg := "the " + w + " one"; keywordLevel(msg) < c.want {
+				t.Errorf("%q: keywordLevel(%q) = %d, want %d (a stem for it in keywordStems?)", w, msg, keywordLevel(msg), c.want)
+			}
 		}
 	}
 }

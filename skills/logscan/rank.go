@@ -1012,6 +1012,9 @@ const (
 	copyPenalty  = 0.6  // score kept per near copy already picked
 	nearCopyLCS  = 0.85 // share of tokens in common (see nearCopy)
 	maxDiversify = 64   // picks reordered; the rest keep their order
+	// candidates those picks are made from: each pick compares its
+	// template with all of them
+	maxDiversifyPool = 256
 )
 
 func diversify(out []scored, rc rankCtx) []scored {
@@ -1030,7 +1033,9 @@ func diversify(out []scored, rc rankCtx) []scored {
 		}
 		return t
 	}
-	rest := append([]scored(nil), out...)
+	// the best maxDiversifyPool candidates are reordered; the rest follow
+	pool := min(len(out), maxDiversifyPool)
+	rest := append([]scored(nil), out[:pool]...)
 	res := make([]scored, 0, len(out))
 	copies := make([]int, len(rest)) // near copies picked, per candidate
 	like := make([]int, len(rest))   // the line of the first of them
@@ -1064,6 +1069,7 @@ func diversify(out []scored, rc rankCtx) []scored {
 		}
 	}
 	// the rest, in their order, below the last pick
+	rest = append(rest, out[pool:]...)
 	floor := res[len(res)-1].score
 	for i := range rest {
 		rest[i].score = min(rest[i].score, floor)
