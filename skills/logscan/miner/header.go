@@ -306,8 +306,13 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 	}
 	if cut < 0 || layout[0] == kTime && h.Time == "" {
 		// No header; or a line without the file's leading timestamp: a
-		// continuation or a stray line, all message.
+		// continuation or a stray line, all message. Unless it is a
+		// logfmt line among lines of another layout (InfluxDB's logfmt
+		// between its access log lines).
 		*h = Header{}
+		if c := byteAt(line); (c == 't' || c == 'l') && layout[0] != kKV {
+			parseLogfmt(line, year, tc, h)
+		}
 		return
 	}
 	for cut < len(line) && isSpace(line[cut]) {
@@ -656,6 +661,48 @@ func scanItem(s string, i, year int, last byte, tc *timeCache, out *item) bool {
 	return false
 }
 
+// logfmtStart reports whether line starts with a logfmt time or level
+// key: "ts=", "time=", "t=", "level=", "lvl=".
+func logfmtStart(line string) bool {
+	for _, k := range [...]string{"ts=", "time=", "t=", "level=", "lvl="} {
+		if strings.HasPrefix(line, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseLogfmt reads a logfmt line's header fields (see logfmtStart) up to
+// its "msg=", where
+// the message starts; with no "msg=" among the first maxItems fields the
+// line has no header (h is left zero).
+//
+//go:noinline
+func parseLogfmt(line string, year int, tc *timeCache, h *Header) {
+	if !logfmtStart(line) {
+		return
+	}
+	var it item
+	var f Format
+	i := 0
+	for n := 0; n < maxItems; n++ {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) || !scanItem(line, i, year, kKV, tc, &it) || it.kind != kKV && it.kind != kMsg {
+			*h = Header{}
+			return
+		}
+		f.apply(line, &it, h)
+		if it.kind == kMsg {
+			h.MsgStart = it.end
+			return
+		}
+		i = it.end
+	}
+	*h = Header{}
+}
+
 // isPercent reports whether the word ending at e, whose digits run up to
 // d, is a percentage: "97", an optional ".06", then "%".
 func isPercent(s string, d, e int) bool {
@@ -960,4 +1007,12 @@ func levelWord(w string) string {
 		}
 	}
 	return ""
+}
+
+// byteAt returns s[0], or 0 for "".
+func byteAt(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
 }

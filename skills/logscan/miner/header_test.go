@@ -66,6 +66,11 @@ func TestHeaderFormats(t *testing.T) {
 			`c782923a-335e-44bf-bcbe-5b9ed060a62b 2024-03-12 11:00:23.119030 96.58% [INFO] sofia.c:10460 receiving invite`,
 			`860c4fac-dac1-4fe4-9251-f8919f515ca5 2024-03-12 11:32:32.442131 96.85% [ERR] switch_ivr_originate.c:2855 Cannot create outgoing channel`},
 			"2024-03-12 11:00:23.118340", LevelInfo, "", `switch_channel.c:1142 New Channel sofia/internal/1007@pbx.acme.local`},
+		{"logfmt among the lines of another layout", []string{
+			`ts=2024-01-30T08:31:41.220417Z lvl=warn msg="max-values-per-tag limit may be exceeded soon" log_id=0mXq3Zkl000 service=store`,
+			`[httpd] 10.20.5.21 - telegraf [30/Jan/2024:08:13:14 +0000] "POST /write?db=telegraf HTTP/1.1" 204 0 "-" "Telegraf/1.29.2"`,
+			`[httpd] 10.20.5.22 - telegraf [30/Jan/2024:08:13:19 +0000] "POST /write?db=telegraf HTTP/1.1" 204 0 "-" "Telegraf/1.29.2"`},
+			"2024-01-30T08:31:41.220417Z", LevelWarn, "", `"max-values-per-tag limit may be exceeded soon" log_id=0mXq3Zkl000 service=store`},
 		{"no header", []string{"hello world", "another line here"},
 			"", "", "", "hello world"},
 		{"nginx access (no header: whole line is the message)", []string{`10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326`, `10.0.0.2 - - [10/Oct/2000:13:55:37 -0700] "GET /b HTTP/1.1" 404 0`},
