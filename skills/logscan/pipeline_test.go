@@ -38,6 +38,21 @@ func templatesJSONL(t *testing.T, path string, opt Options) []byte {
 	return buf.Bytes()
 }
 
+// templatesByLine returns the template of each line of path, as
+// `sleuth templates --jsonl` writes them.
+func templatesByLine(t *testing.T, path string) map[int]string {
+	t.Helper()
+	tmpl := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, path, Options{}))), "\n") {
+		var x TemplateLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatal(err)
+		}
+		tmpl[x.Line] = x.Template
+	}
+	return tmpl
+}
+
 // Blocks are parsed in parallel and grouped provisionally; the consumer
 // fixes the lines before each block's first timestamp, and read buffers
 // are recycled. Cutting the input into blocks of one or a few lines, so
@@ -266,14 +281,7 @@ func TestWarnWordsHaveStems(t *testing.T) {
 // message on the next, indented line, which is mined as an event of its
 // own; a Go frame, "pkg.fn(0x1?)", keeps its indented file line.
 func TestTwoLineRecords(t *testing.T) {
-	tmpl := map[int]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, "testdata/dotnet-console.log", Options{}))), "\n") {
-		var x TemplateLine
-		if err := json.Unmarshal([]byte(l), &x); err != nil {
-			t.Fatal(err)
-		}
-		tmpl[x.Line] = x.Template
-	}
+	tmpl := templatesByLine(t, "testdata/dotnet-console.log")
 	if tmpl[8] == tmpl[7] || !strings.Contains(tmpl[8], "accepted for customer") || tmpl[8] != tmpl[10] {
 		t.Errorf("L8 %q, L7 %q, L10 %q: want the messages' own template, shared by L8 and L10", tmpl[8], tmpl[7], tmpl[10])
 	}
@@ -338,14 +346,7 @@ func TestKernelCallTrace(t *testing.T) {
 [814340.298131] XFS (nvme1n1p1): log I/O error -5
 `)
 	path := writeFile(t, "dmesg.log", []byte(b.String()))
-	tmpl := map[int]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, path, Options{}))), "\n") {
-		var x TemplateLine
-		if err := json.Unmarshal([]byte(l), &x); err != nil {
-			t.Fatal(err)
-		}
-		tmpl[x.Line] = x.Template
-	}
+	tmpl := templatesByLine(t, path)
 	for l := 44; l <= 51; l++ {
 		if tmpl[l] != tmpl[43] {
 			t.Errorf("L%d %q should continue the call trace at L43 %q", l, tmpl[l], tmpl[43])
@@ -391,14 +392,7 @@ func TestBoxedMessages(t *testing.T) {
 		"│ provider registry.terraform.io/hashicorp/aws: locked version selection 5.31.0 doesn't match the updated version constraints\n" +
 		"╵\n"
 	path := writeFile(t, "boxes.log", []byte(text))
-	tmpl := map[int]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(templatesJSONL(t, path, Options{}))), "\n") {
-		var x TemplateLine
-		if err := json.Unmarshal([]byte(l), &x); err != nil {
-			t.Fatal(err)
-		}
-		tmpl[x.Line] = x.Template
-	}
+	tmpl := templatesByLine(t, path)
 	for _, c := range [][2]int{{3, 2}, {4, 2}, {5, 2}, {9, 8}, {10, 8}, {11, 8}} {
 		if tmpl[c[0]] != tmpl[c[1]] {
 			t.Errorf("L%d %q should continue the box opened at L%d %q", c[0], tmpl[c[0]], c[1], tmpl[c[1]])
