@@ -861,3 +861,22 @@ func TestDiversify(t *testing.T) {
 		t.Error("diversify changed its input")
 	}
 }
+
+// TestWrapperNamingCause: a line that points elsewhere "for more details"
+// is a generic wrapper, unless it also names a known cause.
+func TestWrapperNamingCause(t *testing.T) {
+	text := "starting spill worker\n" +
+		"E local_object_manager.cc:371: Failed to spill objects: IOError: [Errno 28] No space left on device: '/tmp/ray/spill/a4f0'. Please see the spill worker log for more details.\n" +
+		"E raylet: job 7 failed, see the log for more details\n"
+	rep := analyzeText(t, "spill.log", text, 5)
+	got := map[int]string{}
+	for _, e := range rep.Evidence {
+		got[e.Line] = e.Reason
+	}
+	if r, ok := got[2]; !ok || strings.Contains(r, "generic wrapper") || !strings.Contains(r, "disk full") {
+		t.Errorf("L2 reason %q (in the top 5: %v), want a known issue and no wrapper", r, ok)
+	}
+	if r, ok := got[3]; ok && !strings.Contains(r, "generic wrapper") {
+		t.Errorf("L3 reason %q, want a generic wrapper", r)
+	}
+}

@@ -609,7 +609,10 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	} else {
 		add(1/math.Sqrt(float64(c.count)), fmt.Sprintf("%d times", c.count))
 	}
-	wrapper := reWrapper.MatchString(text)
+	// A line that names a known cause is no generic wrapper, whatever it
+	// adds: "No space left on device: '/tmp/…'. Please see the spill
+	// worker log for more details."
+	wrapper := reWrapper.MatchString(text) && knownIssue(text) == ""
 	summary := !wrapper && (reSummary.MatchString(text) || verdictOnly(text))
 	crash := reCrash.MatchString(both)
 	if crash {
@@ -756,11 +759,8 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		// or, past a header, from its template
 		add(1, "known issue: assertion")
 	} else if c.level >= lvWarn || crash {
-		for _, k := range reKnown {
-			if k.re.MatchString(both) {
-				add(1, "known issue: "+k.label)
-				break
-			}
+		if k := knownIssue(both); k != "" {
+			add(1, "known issue: "+k)
 		}
 	}
 	if c.annBy > 0 {
@@ -999,6 +999,16 @@ func verdictOnly(text string) bool {
 		failed = failed || strings.HasPrefix(w, "fail") || strings.HasPrefix(w, "error") || w == "wrong"
 	}
 	return failed && words > 0
+}
+
+// knownIssue returns the label of the first known issue s names, or "".
+func knownIssue(s string) string {
+	for _, k := range reKnown {
+		if k.re.MatchString(s) {
+			return k.label
+		}
+	}
+	return ""
 }
 
 // Diversity. The miner keeps apart templates that differ in one word
