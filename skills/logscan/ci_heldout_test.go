@@ -313,7 +313,8 @@ func TestCILineClasses(t *testing.T) {
 		"> Task :feature:tracking:ktlintMainSourceSetCheck FAILED":                               true,
 		"[09:42:05]E:\t [Step 3/3] Step Flyway migrate (Command Line) failed":                    true,
 		"Skipping cache upload for failed step":                                                  true,
-		"error: the command returned no rows":                                                    false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
+		"[09:16:38]: fastlane finished with errors":                                              true, "Build finished with no errors": false,
+		"error: the command returned no rows": false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
 	} {
 		if got := reWrapper.MatchString(in); got != want {
 			t.Errorf("reWrapper.MatchString(%q) = %v, want %v", in, got, want)

@@ -327,6 +327,17 @@ func codeExcerpt(msg string) bool {
 // so does a test runner's line for a test that started or passed: its
 // words are the test's name ("✓ returns error for unknown SKU"); and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
+	l := keywordLevelWords(msg)
+	if l < lvWarn && strings.HasPrefix(msg, "[!] ") {
+		// CocoaPods' and fastlane's attention marker, on their warnings
+		// and on the message they fail with (the colour told them apart)
+		return lvWarn
+	}
+	return l
+}
+
+// keywordLevelWords is keywordLevel without the line markers.
+func keywordLevelWords(msg string) uint8 {
 	if pytestExplanation(msg) || assertionDetail(msg) || testFailed(msg) {
 		return lvError
 	}
