@@ -108,7 +108,7 @@ func (e *engine) noteChange(fs *fileState, c *clusterStat) {
 func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[mkey]*cand) []*cand {
 	var out []*cand
 	for f, fs := range rc.files {
-		if len(fs.changes) == 0 || f < len(rc.novel) && rc.novel[f] >= 0.5 {
+		if len(fs.changes) == 0 || rc.serviceWeight(int32(f)) == 0 {
 			continue
 		}
 		start, ok := rc.incident[int32(f)]

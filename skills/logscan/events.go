@@ -406,7 +406,7 @@ func (g *grouper) continues(r *rec) bool {
 	if g.evLevel >= lvWarn && r.level == lvNone {
 		// logging.exception and friends: an error line, then its trace.
 		switch {
-		case strings.HasPrefix(t, "Traceback (most recent call last)"):
+		case pythonStack(t):
 			g.mode = modePython
 			return true
 		case strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: "):
@@ -423,6 +423,19 @@ func (g *grouper) continues(r *rec) bool {
 		return true
 	}
 	return false
+}
+
+// pythonStack reports whether t opens a Python stack listing: a
+// traceback, or a program's dump of where a thread is ("Loop thread
+// traceback (most recent call last):" under discord.py's warning that its
+// event loop is blocked, faulthandler's "Current thread 0x7f… (most recent
+// call first):").
+func pythonStack(t string) bool {
+	if strings.HasPrefix(t, "Traceback (most recent call last)") {
+		return true
+	}
+	t = strings.TrimRight(t, " \t")
+	return strings.HasSuffix(t, "(most recent call last):") || strings.HasSuffix(t, "(most recent call first):")
 }
 
 // locationOnly reports whether a head's message is only where it came

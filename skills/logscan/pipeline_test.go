@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // analyzeJSON returns the report of paths as JSON, without its duration.
@@ -405,5 +406,64 @@ func TestBoxedMessages(t *testing.T) {
 		if e.Line == 3 || e.Line == 9 || e.Line == 10 {
 			t.Errorf("a line inside a box is evidence of its own: L%d %q", e.Line, e.Text)
 		}
+	}
+}
+
+// TestStackDumpUnderWarning: a program's dump of where a thread is, under
+// its warning (discord.py's blocked event loop), is that warning's event;
+// and a new warning a minute before a burst of errors precedes them, however
+// many lines its dumps take.
+func TestStackDumpUnderWarning(t *testing.T) {
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 19, 0, 0, 0, time.UTC), step: 5 * time.Second, layout: "2006-01-02 15:04:05", format: "[%s] [%-8s] %s\n"}
+	dump := func() {
+		lg.b.WriteString("Loop thread traceback (most recent call last):\n")
+		lg.line++
+		for k := range 14 {
+			fmt.Fprintf(&lg.b, "  File \"/app/cogs/stats.py\", line %d, in export_%d\n    rows = build_rows(conn)\n", 100+k, k)
+			lg.line += 2
+		}
+	}
+	warned, dumpAt, burst := 0, 0, 0
+	for i := range 400 {
+		switch {
+		case i >= 300 && i < 304:
+			lg.emit("WARNING", fmt.Sprintf("discord.gateway: Shard ID None heartbeat blocked for more than %d seconds.", 10*(i-299)))
+			if warned == 0 {
+				warned, dumpAt = lg.line, lg.line+1
+			}
+			dump()
+		case i >= 310 && i < 340 && i%2 == 0:
+			lg.emit("ERROR", fmt.Sprintf("discord.app_commands.tree: Ignoring exception in command 'export' (interaction %d): 404 Not Found (error code: 10062): Unknown interaction", 9000+i))
+			if burst == 0 {
+				burst = lg.line
+			}
+		case i%97 == 50:
+			lg.emit("ERROR", fmt.Sprintf("cogs.reminders: ValueError: unknown time unit 'mins' in reminder %d", i))
+		default:
+			lg.emit("INFO", fmt.Sprintf("cogs.levels: member_%d reached level %d in #general", i%37, i%30))
+		}
+	}
+	path := writeFile(t, "bot.log", []byte(lg.b.String()))
+	tmpl := templatesByLine(t, path)
+	for l := dumpAt; l < dumpAt+29; l++ {
+		if tmpl[l] != tmpl[warned] {
+			t.Fatalf("L%d %q is not part of the warning at L%d %q", l, tmpl[l], warned, tmpl[warned])
+		}
+	}
+	if burst-warned <= precursorWindow {
+		t.Fatalf("the warning at L%d is only %d lines before the errors at L%d: the test needs more", warned, burst-warned, burst)
+	}
+	rep := analyzeText(t, "bot.log", lg.b.String(), 5)
+	found := false
+	for _, e := range rep.Evidence {
+		if e.Line == warned {
+			found = strings.Contains(e.Reason, "lines before the errors starting at L")
+		}
+		if e.Line >= dumpAt && e.Line < dumpAt+29 {
+			t.Errorf("a line of the dump is evidence: L%d %q", e.Line, e.Text)
+		}
+	}
+	if !found {
+		t.Errorf("the warning at L%d, a minute before the errors at L%d, is not in the top 5 as what preceded them: %+v", warned, burst, rep.Evidence)
 	}
 }

@@ -102,6 +102,9 @@ type rankCtx struct {
 	// incident is, per file, the first line of its incident's bursts of
 	// errors (see incidentStart)
 	incident map[int32]int
+	// onsetMS and incidentMS are the times of onset and incident, where
+	// the log has them
+	onsetMS, incidentMS map[int32]int64
 }
 
 // incidentGapMS is the longest lull between two bursts of errors of one
@@ -176,6 +179,23 @@ func novelty(cl []clusterStat, files int) []float64 {
 		}
 	}
 	return tpl
+}
+
+// Novelty (see novelty) below novelService is a service log's, at or
+// above novelBuild a build log's.
+const (
+	novelService = 0.2
+	novelBuild   = 0.5
+)
+
+// serviceWeight is 1 for a service log, fading to 0 for a build log, by
+// the novelty of file f: the weight of what a service log's timeline says
+// (the first error, what preceded the errors).
+func (rc rankCtx) serviceWeight(f int32) float64 {
+	if int(f) >= len(rc.novel) {
+		return 1
+	}
+	return min(1, max(0, (novelBuild-rc.novel[f])/(novelBuild-novelService)))
 }
 
 // scored is a candidate with its score and reasons.
@@ -464,7 +484,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	// Errors that recur through a whole service log are its background;
 	// the incident's first error (its onset) and its last are the first
 	// and the last of the others.
-	rc.onset = map[int32]int{}
+	rc.onset, rc.onsetMS = map[int32]int{}, map[int32]int64{}
 	lastErr := map[int32]int{}
 	// The lines of Gradle's account of a failure report it, whatever
 	// their words (see wrongStart).
@@ -485,15 +505,21 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		}
 		if o, ok := rc.onset[c.file]; !ok || c.head < o {
 			rc.onset[c.file] = c.head
+			rc.onsetMS[c.file] = e.firstMS(c)
 		}
 		if c.lastLine > lastErr[c.lastFile] {
 			lastErr[c.lastFile] = c.lastLine
 		}
 	}
-	rc.incident = map[int32]int{}
+	rc.incident, rc.incidentMS = map[int32]int{}, map[int32]int64{}
 	for f, bs := range rc.bursts {
 		if start, ok := incidentStart(bs); ok {
 			rc.incident[f] = start
+			for _, b := range bs {
+				if b.StartLine == start {
+					rc.incidentMS[f] = b.startMS
+				}
+			}
 		}
 	}
 	// A log too sparse (or without the timestamps) for a minute's burst
@@ -573,7 +599,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 
 func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	s := scored{c: c}
-	if c.back > 0 && !backInWindow(c, rc) {
+	if c.back > 0 && !e.backInWindow(c, rc) {
 		// a return anywhere else says nothing its first event does not
 		return s
 	}
@@ -644,7 +670,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if c.level >= lvError && !c.bg && c.head == rc.onset[c.file] {
 		fw := 1.0
 		if int(c.file) < len(rc.novel) {
-			fw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
+			fw = rc.serviceWeight(c.file)
 		}
 		add(0.5+fw, "first error")
 		if o := rc.files[c.file].firstErrLine; o > 0 && o < c.head {
@@ -712,10 +738,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	// A build log says something new on most lines, so there a template
 	// that is new before the errors says nothing: the weight fades out as
 	// the file's novelty rises from 0.2 to 0.5 templates per event.
-	pw := 1.0
-	if int(c.file) < len(rc.novel) {
-		pw = min(1, max(0, (0.5-rc.novel[c.file])/0.3))
-	}
+	pw := rc.serviceWeight(c.file)
 	// A template back after a silence counts as new (see returns).
 	isNew := func() bool {
 		return c.back > 0 || rc.first[rc.ids[c.cluster]+"\x00"+strconv.Itoa(int(c.file))] == c.head
@@ -733,14 +756,13 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if c.change > 0 {
 		add(changeWeight*pw, changeReason(c))
 	} else if c.level < lvError && c.sub == 0 && pw > 0 {
-		for _, start := range precursorStarts(rc.onset[c.file], rc.incident[c.file], rc.bursts[c.file]) {
-			lo := start - precursorWindow
-			if c.head < start && c.head >= lo && c.head >= max(10, start/5) && isNew() {
+		for _, st := range precursorStarts(rc, c.file) {
+			if e.precedes(c, st) && isNew() {
 				w := 2.5
 				if c.level == lvWarn {
 					w = 3
 				}
-				add(w*pw, fmt.Sprintf("%s %d lines before the errors starting at L%d", newWord, start-c.head, start))
+				add(w*pw, fmt.Sprintf("%s %d lines before the errors starting at L%d", newWord, st.line-c.head, st.line))
 				break
 			}
 		}
@@ -879,35 +901,80 @@ const (
 )
 
 // precursorWindow is how many lines before the first error (or a burst)
-// a newly appearing template counts as what preceded it.
-const precursorWindow = 60
+// a newly appearing template counts as what preceded it. Where a stack
+// dump or a chatty stream puts more lines between them, a template first
+// seen up to precursorMS before the errors, and within precursorMaxLines,
+// counts too: what came just before is a matter of time, not of lines.
+const (
+	precursorWindow   = 60
+	precursorMS       = 2 * 60 * 1000
+	precursorMaxLines = 1000
+)
 
-func precursorStarts(onset, incident int, bursts []Burst) []int {
-	var s []int
+// errStart is where errors start (the first, a burst, the incident) and,
+// where the log has times, when.
+type errStart struct {
+	line int
+	ms   int64
+}
+
+// precursorStarts returns file f's starts of errors: its onset, its
+// bursts and its incident.
+func precursorStarts(rc rankCtx, f int32) []errStart {
+	var s []errStart
+	onset := rc.onset[f]
 	if onset > 0 {
-		s = append(s, onset)
+		s = append(s, errStart{onset, rc.onsetMS[f]})
 	}
-	for _, b := range bursts {
+	for _, b := range rc.bursts[f] {
 		if b.StartLine != onset {
-			s = append(s, b.StartLine)
+			s = append(s, errStart{b.StartLine, b.startMS})
 		}
 	}
-	if incident > 0 && !slices.Contains(s, incident) {
-		s = append(s, incident)
+	if inc := rc.incident[f]; inc > 0 && !slices.ContainsFunc(s, func(st errStart) bool { return st.line == inc }) {
+		s = append(s, errStart{inc, rc.incidentMS[f]})
 	}
 	return s
+}
+
+// firstMS is the time of c's first event when c is its template's first
+// event, 0 when unknown.
+func (e *engine) firstMS(c *cand) int64 {
+	if c.back > 0 || c.sub != 0 || int(c.cluster) >= len(e.cl) {
+		return 0
+	}
+	if cl := &e.cl[c.cluster]; cl.first == c.head && cl.file == c.file {
+		return cl.firstMS
+	}
+	return 0
+}
+
+// precedes reports whether c's event falls in the precursor window of the
+// start of errors st (see precursorWindow), after the start-up phase.
+func (e *engine) precedes(c *cand, st errStart) bool {
+	if c.head >= st.line || c.head < max(10, st.line/5) {
+		return false
+	}
+	if c.head >= st.line-precursorWindow {
+		return true
+	}
+	if st.ms == 0 || c.head < st.line-precursorMaxLines {
+		return false
+	}
+	ms := e.firstMS(c)
+	return ms > 0 && ms <= st.ms && st.ms-ms <= precursorMS
 }
 
 // backInWindow reports whether a template's return or escalation c falls
 // where score's precursor or incident weight counts it, before the errors:
 // the weights that make such a candidate worth showing.
-func backInWindow(c *cand, rc rankCtx) bool {
-	if int(c.file) < len(rc.novel) && rc.novel[c.file] >= 0.5 {
+func (e *engine) backInWindow(c *cand, rc rankCtx) bool {
+	if rc.serviceWeight(c.file) == 0 {
 		return false // a build log: the weights fade to nothing
 	}
 	if c.level < lvError && c.sub == 0 {
-		for _, start := range precursorStarts(rc.onset[c.file], rc.incident[c.file], rc.bursts[c.file]) {
-			if c.head < start && c.head >= start-precursorWindow && c.head >= max(10, start/5) {
+		for _, st := range precursorStarts(rc, c.file) {
+			if e.precedes(c, st) {
 				return true
 			}
 		}
