@@ -467,3 +467,34 @@ func TestStackDumpUnderWarning(t *testing.T) {
 		t.Errorf("the warning at L%d, a minute before the errors at L%d, is not in the top 5 as what preceded them: %+v", warned, burst, rep.Evidence)
 	}
 }
+
+// TestWarningOnlyIncident: in a service log whose incident only warns, a
+// warning first seen shortly before the warnings rose is weighed as a new
+// error is before a burst of errors.
+func TestWarningOnlyIncident(t *testing.T) {
+	lg := &timedLog{ts: time.Date(2024, 4, 17, 13, 0, 0, 0, time.UTC), step: 2 * time.Second, layout: "2006-01-02 15:04:05,000", format: "%[2]s  %[1]s [shard 5] %[3]s\n"}
+	cause := 0
+	for i := range 900 {
+		switch {
+		case i == 480:
+			lg.emit("WARN", "large_data - Writing large partition telemetry/readings_by_device (63399391 bytes) to me-3g7k-big-Data.db")
+			cause = lg.line
+		case i > 600 && i%3 != 0:
+			lg.emit("WARN", fmt.Sprintf("storage_proxy - read from telemetry.readings_by_device on 10.60.1.%d took %dms, over the 2000ms timeout", 11+i%3, 2000+i))
+		case i%61 == 7:
+			lg.emit("WARN", fmt.Sprintf("gossip - slow heartbeat from 10.60.1.%d (%dms)", 11+i%3, 900+i))
+		default:
+			lg.emit("INFO", fmt.Sprintf("compaction - Compacted %d sstables to %d bytes in %dms", 2+i%4, 1000000+i*37, 100+i%90))
+		}
+	}
+	rep := analyzeText(t, "scylla.log", lg.b.String(), 5)
+	for _, e := range rep.Evidence {
+		if e.Line == cause {
+			if !strings.Contains(e.Reason, "before the incident's rise of warnings") {
+				t.Errorf("L%d is in the top 5 for another reason: %q", cause, e.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("the warning at L%d, new shortly before the warnings rose, is not in the top 5: %+v", cause, rep.Evidence)
+}

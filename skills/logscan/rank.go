@@ -105,6 +105,9 @@ type rankCtx struct {
 	// onsetMS and incidentMS are the times of onset and incident, where
 	// the log has them
 	onsetMS, incidentMS map[int32]int64
+	// warnIncident: the file's incident is where its warnings rose (it
+	// has too few errors to tell)
+	warnIncident map[int32]bool
 }
 
 // incidentGapMS is the longest lull between two bursts of errors of one
@@ -196,6 +199,26 @@ func (rc rankCtx) serviceWeight(f int32) float64 {
 		return 1
 	}
 	return min(1, max(0, (novelBuild-rc.novel[f])/(novelBuild-novelService)))
+}
+
+// tier is the level of the events file f's incident is made of: lvError,
+// or lvWarn in a service log whose incident only warns (see
+// warnIncident): there a warning first seen shortly before the incident
+// is as telling as a new error is elsewhere, and a line below warning
+// level before it is its precursor.
+func (rc rankCtx) tier(f int32) uint8 {
+	if rc.warnIncident[f] && rc.serviceWeight(f) > 0 {
+		return lvWarn
+	}
+	return lvError
+}
+
+// incidentWord names what file f's incident is made of.
+func (rc rankCtx) incidentWord(f int32) string {
+	if rc.tier(f) == lvWarn {
+		return "rise of warnings"
+	}
+	return "bursts of errors"
 }
 
 // scored is a candidate with its score and reasons.
@@ -511,7 +534,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 			lastErr[c.lastFile] = c.lastLine
 		}
 	}
-	rc.incident, rc.incidentMS = map[int32]int{}, map[int32]int64{}
+	rc.incident, rc.incidentMS, rc.warnIncident = map[int32]int{}, map[int32]int64{}, map[int32]bool{}
 	for f, bs := range rc.bursts {
 		if start, ok := incidentStart(bs); ok {
 			rc.incident[f] = start
@@ -546,6 +569,9 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 				start = cp
 			}
 			rc.incident[int32(f)] = start
+			if lvl == lvWarn {
+				rc.warnIncident[int32(f)] = true
+			}
 		}
 	}
 	rc.novel = novelty(e.cl, len(rc.files))
@@ -755,7 +781,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	}
 	if c.change > 0 {
 		add(changeWeight*pw, changeReason(c))
-	} else if c.level < lvError && c.sub == 0 && pw > 0 {
+	} else if c.level < rc.tier(c.file) && c.sub == 0 && pw > 0 {
 		for _, st := range precursorStarts(rc, c.file) {
 			if e.precedes(c, st) && isNew() {
 				w := 2.5
@@ -769,11 +795,11 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	}
 	// Likewise an error first seen shortly before a service log's largest
 	// burst of errors, or starting it (a build log's minutes say little).
-	if b, ok := rc.incident[c.file]; ok && pw > 0 && c.level >= lvError && !c.bg && c.head <= b && c.head >= b-incidentWindow && isNew() {
+	if b, ok := rc.incident[c.file]; ok && pw > 0 && c.level >= rc.tier(c.file) && !c.bg && c.head <= b && c.head >= b-incidentWindow && isNew() {
 		if c.head == b {
-			add(1.5*pw, fmt.Sprintf("starts the incident's bursts of errors at L%d", b))
+			add(1.5*pw, fmt.Sprintf("starts the incident's %s at L%d", rc.incidentWord(c.file), b))
 		} else {
-			add(1.5*pw, fmt.Sprintf("%s %d lines before the incident's bursts of errors at L%d", newWord, b-c.head, b))
+			add(1.5*pw, fmt.Sprintf("%s %d lines before the incident's %s at L%d", newWord, b-c.head, rc.incidentWord(c.file), b))
 		}
 	}
 	if c.level >= lvWarn && (assertionDetail(text) || int(c.cluster) < len(rc.texts) && assertionDetail(rc.texts[c.cluster])) {
@@ -972,7 +998,7 @@ func (e *engine) backInWindow(c *cand, rc rankCtx) bool {
 	if rc.serviceWeight(c.file) == 0 {
 		return false // a build log: the weights fade to nothing
 	}
-	if c.level < lvError && c.sub == 0 {
+	if c.level < rc.tier(c.file) && c.sub == 0 {
 		for _, st := range precursorStarts(rc, c.file) {
 			if e.precedes(c, st) {
 				return true
@@ -980,7 +1006,7 @@ func (e *engine) backInWindow(c *cand, rc rankCtx) bool {
 		}
 	}
 	b, ok := rc.incident[c.file]
-	return ok && c.level >= lvError && c.head <= b && c.head >= b-incidentWindow
+	return ok && c.level >= rc.tier(c.file) && c.head <= b && c.head >= b-incidentWindow
 }
 
 // maxScored is the most candidates score reads with its regular
