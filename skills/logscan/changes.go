@@ -34,6 +34,7 @@ type change struct {
 	ms      int64 // its time, 0 none
 	cluster int32
 	text    string
+	drift   string // for a setting that differs from its first event (see noteDrift), what changed
 }
 
 // reChange matches what a change of a running system's settings or an
@@ -166,7 +167,7 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 			id := rc.ids[ch.cluster]
 			orig := merged[mkey{id, 0}]
 			out = append(out, &cand{cluster: ch.cluster, file: int32(f), line: ch.line, head: ch.line, text: ch.text, headText: ch.text,
-				count: templateCount(e, groups[id]), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level, change: start})
+				count: templateCount(e, groups[id]), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level, change: start, drift: ch.drift})
 			if shown == best {
 				break
 			}
@@ -181,7 +182,11 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 func (e *engine) isChange(rc rankCtx, groups map[string][]int32, merged map[mkey]*cand, ch *change) bool {
 	id := rc.ids[ch.cluster]
 	orig := merged[mkey{id, 0}]
-	return orig != nil && orig.level < lvWarn && templateCount(e, groups[id]) <= maxChangeCount
+	limit := int64(maxChangeCount)
+	if ch.drift != "" {
+		limit = maxDriftCount
+	}
+	return orig != nil && orig.level < lvWarn && templateCount(e, groups[id]) <= limit
 }
 
 func templateCount(e *engine, g []int32) int64 {
@@ -208,7 +213,111 @@ const (
 
 // changeReason is score's reason for a change candidate.
 func changeReason(c *cand) string {
+	if c.drift != "" {
+		return fmt.Sprintf("the last change before the errors starting at L%d: %s", c.change, c.drift)
+	}
 	return fmt.Sprintf("the last change before the errors starting at L%d", c.change)
+}
+
+// Settings that differ from the last start. A line a service prints when
+// it starts or reloads ("added IPv4 subnets: 6", `"limit_mib": 6553`) and
+// prints again after a silence, at its next start, with another value for
+// one of its settings, is a change nobody logged as one: what an engineer
+// finds by comparing the start-up lines of the two runs. noteDrift
+// compares the key-value pairs of such a return with its template's first
+// event; times, ids and measurements (see volatileSetting) are no
+// settings.
+//
+// Only a line that says it reports the configuration ("completed
+// configuration", "Memory limiter configured", "options:") is compared:
+// the key-value pairs of a statistics or access line are measurements.
+//
+// A line printed once per start is printed a few times in one log: a
+// template printed more than maxDriftCount times (a session's "Logged out
+// in=4560", a connection's id) reports what happens, not how the service
+// is set up.
+const maxDriftCount = 3
+
+var reSetting = regexp.MustCompile(`([A-Za-z_][\w.-]*)"?[ \t]?[=:][ \t]?("[^"]{0,80}"|[^\s,;"}\])]{1,80})`)
+
+// noteDrift notes the return fs.ev of cluster c, below warning level, as a
+// change when one of its settings differs from c's first event. Out of
+// line: it runs on returns after a silence only.
+//
+//go:noinline
+func (e *engine) noteDrift(fs *fileState, c *clusterStat, fileIdx int32) {
+	ev := &fs.ev
+	if len(fs.changes) >= maxChangeEvents || c.file != fileIdx || strings.IndexAny(ev.text, "=:") < 0 {
+		return
+	}
+	if !reConfigWord.MatchString(ev.text) {
+		return
+	}
+	if d := settingDrift(c.text, ev.text); d != "" {
+		fs.changes = append(fs.changes, change{line: ev.line, ms: ev.ms, cluster: ev.cluster, text: clip(ev.text),
+			drift: fmt.Sprintf("%s (L%d)", d, c.first)})
+	}
+}
+
+// settingDrift returns "key: old → new" for the first setting whose value
+// differs between the lines then and now, "" when none does.
+func settingDrift(then, now string) string {
+	old := map[string]string{}
+	for _, m := range reSetting.FindAllStringSubmatch(then, 32) {
+		if !volatileSetting(m[1], m[2]) {
+			if _, dup := old[m[1]]; !dup {
+				old[m[1]] = m[2]
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range reSetting.FindAllStringSubmatch(now, 32) {
+		k, v := m[1], m[2]
+		if seen[k] || volatileSetting(k, v) {
+			continue
+		}
+		seen[k] = true
+		if o, ok := old[k]; ok && o != v {
+			return fmt.Sprintf("%s: %s → %s", k, o, v)
+		}
+	}
+	return ""
+}
+
+var reConfigWord = regexp.MustCompile(`(?i)\bconfig|\bsettings?\b|\boptions?\b|\bparameters?\b`)
+
+var (
+	reDuration = regexp.MustCompile(`^\d+(\.\d+)?(ns|us|µs|ms|s|m|h)$`)
+	reDate     = regexp.MustCompile(`\d{4}-\d\d-\d\d`)
+)
+
+// volatileSetting reports whether key k with value v is no setting but
+// what differs between any two prints of a line: a time, a process or
+// request id, a duration or a measurement.
+func volatileSetting(k, v string) bool {
+	switch strings.ToLower(strings.TrimLeft(k, "_")) {
+	case "t", "ts", "time", "timestamp", "date", "datetime", "at", "pid", "ppid", "tid", "thread", "goroutine", "id", "uuid",
+		"req", "req_id", "request_id", "requestid", "trace_id", "traceid", "span_id", "spanid", "session", "session_id", "sid",
+		"took", "duration", "elapsed", "uptime", "latency", "seq", "caller", "line", "memory", "mem", "rss", "heap", "cpu", "load", "usage":
+		return true
+	}
+	v = strings.Trim(v, `"`)
+	if reDuration.MatchString(v) || reDate.MatchString(v) {
+		return true
+	}
+	digits, hex := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isDigit(c):
+			digits++
+		case c|0x20 >= 'a' && c|0x20 <= 'f':
+			hex++
+		case c == ':' && i > 0 && isDigit(v[i-1]):
+			return true // a time of day
+		}
+	}
+	// an id: a long run of hex digits, or a value mostly digits and long
+	return digits > 0 && len(v) >= 8 && (digits+hex == len(v) || strings.Count(v, "-") >= 3)
 }
 
 // changeWeight is score's weight for the last change before the errors,

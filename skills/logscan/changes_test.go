@@ -141,3 +141,51 @@ func TestForetold(t *testing.T) {
 		t.Errorf("templateWords = %q", ws)
 	}
 }
+
+// TestSettingDrift: a configuration line printed again at a reload or
+// restart with another value for one of its settings is a change.
+func TestSettingDrift(t *testing.T) {
+	for _, c := range []struct{ then, now, want string }{
+		{"DHCPv4 server has completed configuration: added IPv4 subnets: 6; DDNS: disabled", "DHCPv4 server has completed configuration: added IPv4 subnets: 5; DDNS: disabled", "subnets: 6 → 5"},
+		{`Memory limiter configured	{"kind": "processor", "limit_mib": 6553, "check_interval": 1}`, `Memory limiter configured	{"kind": "processor", "limit_mib": 400, "check_interval": 1}`, "limit_mib: 6553 → 400"},
+		// times, ids, durations and dates differ between any two prints
+		{"ts=2024-06-03T09:20:01Z pid=17 took=35ms config loaded from=2024-01-01", "ts=2024-06-03T09:58:33Z pid=4242 took=91ms config loaded from=2024-04-01", ""},
+		{"config reloaded trace_id=4bf92f3577b34da6a3ce929d0e0e4736 workers=8", "config reloaded trace_id=00f067aa0ba902b7a3ce929d0e0e4736 workers=8", ""},
+	} {
+		if got := settingDrift(c.then, c.now); got != c.want {
+			t.Errorf("settingDrift(%q, %q) = %q, want %q", c.then, c.now, got, c.want)
+		}
+	}
+	lg := &timedLog{ts: time.Date(2024, 5, 14, 10, 0, 0, 0, time.UTC), step: 4 * time.Second, layout: "2006-01-02 15:04:05.000", format: "%s %-5s [kea-dhcp4] %s\n"}
+	reload, stats := 0, 0
+	for i := range 700 {
+		switch {
+		case i == 3 || i == 400:
+			lg.emit("INFO", fmt.Sprintf("DHCP4_CONFIG_COMPLETE DHCPv4 server has completed configuration: added IPv4 subnets: %d; DDNS: disabled", 6-i/400))
+			if i == 400 {
+				reload = lg.line
+			}
+		case i == 5 || i == 395:
+			// a statistics line with other numbers: no configuration
+			lg.emit("INFO", fmt.Sprintf("DHCP4_STATS leases assigned=%d declined=%d", 100+i, i%7))
+			stats = lg.line
+		case i > 430 && i%3 == 0:
+			lg.emit("WARN", fmt.Sprintf("DHCP4_PACKET_NAK_0001 [hwtype=1 00:1a:2b:3c:%02x:%02x], cid=[no info], tid=0x%x: failed to allocate an IPv4 address in any subnet", i%256, i%199, 0x5a000+i))
+		default:
+			lg.emit("INFO", fmt.Sprintf("DHCP4_LEASE_ALLOC [hwtype=1 00:1a:2b:3c:%02x:%02x], tid=0x%x: lease 10.20.%d.%d has been allocated", i%256, i%199, 0x1000+i, i%4, 10+i%200))
+		}
+	}
+	rep := analyzeText(t, "kea.log", lg.b.String(), 5)
+	found := false
+	for _, e := range rep.Evidence {
+		if e.Line == reload {
+			found = strings.Contains(e.Reason, "subnets: 6 → 5 (L")
+		}
+		if e.Line == stats && strings.Contains(e.Reason, "→") {
+			t.Errorf("a statistics line read as a changed setting: %q", e.Reason)
+		}
+	}
+	if !found {
+		t.Errorf("the reload at L%d that dropped a subnet is not in the top 5 as a changed setting: %+v", reload, rep.Evidence)
+	}
+}

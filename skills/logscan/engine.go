@@ -54,6 +54,9 @@ type cand struct {
 	// foretold is, for a warning that foretold its file's incident in the
 	// words of its errors (see foretold), the first of those errors' lines
 	foretold int
+	// drift is, for a change candidate that is a setting differing from
+	// its first event (see noteDrift), what changed
+	drift string
 }
 
 type clusterStat struct {
@@ -657,6 +660,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	}
 	if c.count > 1 && ev.line-c.last >= returnGapLines {
 		e.noteReturn(fs, c, fileIdx)
+		if c.level < lvWarn && c.count <= maxDriftCount {
+			e.noteDrift(fs, c, fileIdx)
+		}
 	}
 	c.last, c.lastMS = ev.line, ev.ms
 	if c.step == 0 {
