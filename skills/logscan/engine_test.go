@@ -253,6 +253,8 @@ func TestLevels(t *testing.T) {
 		// CocoaPods' and fastlane's attention marker; Pester's skipped test is indented
 		"[!] Try setting the MATCH_PASSWORD environment variable": lvWarn, "[!] Error installing Firebase": lvError,
 		"   [!] reports what would change 2ms (0ms|2ms)": lvNone,
+		// a part that does not work as expected, but not an expectation met
+		"Heater extruder not heating at expected rate": lvWarn, "fan not spinning as expected": lvWarn, "disk performing as expected": lvNone,
 		// a resource at its limit, but not a full GC or sync
 		"[zone: pf states] PF states limit reached": lvWarn, "The transaction log for database 'Orders' is full": lvWarn,
 		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone,

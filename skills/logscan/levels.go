@@ -273,9 +273,10 @@ var (
 	// More of each, kept apart: a regular expression of more than 500
 	// instructions runs on Go's slower NFA rather than its backtracker.
 	// A process that died, TeX's errors; a resource at its limit, a part
-	// that is down.
+	// that is down, one that does not work as expected ("Heater extruder
+	// not heating at expected rate").
 	reErrorWord2 = regexp.MustCompile(`(?i)\b(died|undefined control sequence|emergency stop|runaway argument)\b`)
-	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down)\b`)
+	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".

@@ -498,3 +498,29 @@ func TestWarningOnlyIncident(t *testing.T) {
 	}
 	t.Errorf("the warning at L%d, new shortly before the warnings rose, is not in the top 5: %+v", cause, rep.Evidence)
 }
+
+// TestWarningsOfALogThatNeverErrs: a log with no error has its few
+// warnings as evidence, even one printed twice with nothing else to say
+// for it (Klipper's heater check before each shutdown).
+func TestWarningsOfALogThatNeverErrs(t *testing.T) {
+	var b strings.Builder
+	warned := 0
+	for i := 1; i <= 600; i++ {
+		switch i {
+		case 300, 520:
+			b.WriteString("Heater extruder not heating at expected rate\n")
+			if warned == 0 {
+				warned = i
+			}
+		default:
+			fmt.Fprintf(&b, "Stats %d.3: gcodein=0 mcu: mcu_awake=0.0%02d bytes_write=%d bytes_read=%d\n", 1000+i, i%90, 19000+i*37, 16000+i*11)
+		}
+	}
+	rep := analyzeText(t, "klippy.log", b.String(), 5)
+	for _, e := range rep.Evidence {
+		if e.Line == warned {
+			return
+		}
+	}
+	t.Errorf("the warning at L%d of a log that never errs is not evidence: %+v", warned, rep.Evidence)
+}

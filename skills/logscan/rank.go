@@ -583,7 +583,9 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	var out []scored
 	for _, c := range all {
 		s := e.score(c, rc, lastErr)
-		if s.score >= 2 {
+		// A warning counts with less: in a log that never errs, its few
+		// warnings are what there is to see.
+		if s.score >= 2 || c.level >= lvWarn && s.score >= 1 {
 			out = append(out, s)
 		}
 	}
