@@ -334,6 +334,9 @@ func isBlank(s string) bool {
 func (g *grouper) continues(r *rec) bool {
 	t := r.text
 	c0 := t[0]
+	if c0 == ' ' && antTask(t) {
+		return false
+	}
 	trim := strings.TrimLeft(t, " \t")
 	switch {
 	case strings.HasPrefix(trim, "Caused by:") || innerException(trim):
@@ -423,6 +426,25 @@ func (g *grouper) continues(r *rec) bool {
 		return true
 	}
 	return false
+}
+
+// antTask reports whether t is an Ant (or NAnt) task's line, its name
+// right-aligned in brackets to the twelfth column: "    [junit] Tests
+// run: 31", "     [copy] Copying 14 files". Each is a message of its own,
+// not a continuation of the target's "test:" above it.
+func antTask(t string) bool {
+	i := 0
+	for i < len(t) && t[i] == ' ' {
+		i++
+	}
+	if i >= 10 || i+1 >= len(t) || t[i] != '[' {
+		return false
+	}
+	j := i + 1
+	for j < len(t) && (t[j] >= 'a' && t[j] <= 'z' || t[j] >= '0' && t[j] <= '9' || t[j] == '-' || t[j] == ':' || t[j] == '.') {
+		j++
+	}
+	return j == 10 && j > i+1 && t[j] == ']' && (j+1 == len(t) || t[j+1] == ' ')
 }
 
 // pythonStack reports whether t opens a Python stack listing: a

@@ -524,3 +524,37 @@ func TestWarningsOfALogThatNeverErrs(t *testing.T) {
 	}
 	t.Errorf("the warning at L%d of a log that never errs is not evidence: %+v", warned, rep.Evidence)
 }
+
+// TestAntTasks: each line of an Ant task ("    [junit] …", its name
+// right-aligned in brackets) is a message of its own, not a continuation
+// of the target above it, so a failed test is not folded into "test:".
+func TestAntTasks(t *testing.T) {
+	for in, want := range map[string]bool{
+		"    [junit] Tests run: 31, Failures: 1": true, "     [copy] Copying 14 files": true, "    [javac] 1 warning": true,
+		"    [junit]": true, "  [junit] misaligned": false, "    at com.acme.Foo.bar(Foo.java:12)": false, "    [ERROR] x": false,
+	} {
+		if got := antTask(in); got != want {
+			t.Errorf("antTask(%q) = %v, want %v", in, got, want)
+		}
+	}
+	log := "test:\n" +
+		"    [junit] Testsuite: com.acme.ledger.MoneyTest\n" +
+		"    [junit] Tests run: 41, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.737 sec\n" +
+		"    [junit] Testcase: accruesDailyInterestOnLeapDay(com.acme.ledger.interest.AccrualTest):\tFAILED\n" +
+		"    [junit] expected:<1.37> but was:<1.36>\n" +
+		"\n" +
+		"BUILD FAILED\n"
+	path := writeFile(t, "build.log", []byte(log))
+	tmpl := templatesByLine(t, path)
+	if tmpl[4] == tmpl[1] || tmpl[5] == tmpl[1] {
+		t.Errorf("the failed test is folded into the target: L1 %q, L4 %q, L5 %q", tmpl[1], tmpl[4], tmpl[5])
+	}
+	rep := analyzeText(t, "build.log", log, 3)
+	found := false
+	for _, e := range rep.Evidence {
+		found = found || e.Line == 4 || e.Line == 5
+	}
+	if !found {
+		t.Errorf("the failed test is not in the top 3: %+v", rep.Evidence)
+	}
+}
