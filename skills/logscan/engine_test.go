@@ -238,6 +238,7 @@ func TestLevels(t *testing.T) {
 		" ⚠ Using edge runtime on a page disables static generation":   lvWarn,
 		"⚠️  You're using a deprecated config option":                  lvWarn,
 		"information about ℹinfo":                                      lvNone,
+		"16:42:01.901 -- DEBUG REMNANTS -----------------":             lvNone, // an Elm heading, see keywordLevel
 	}
 	for in, want := range cases {
 		if got := detectLevel(in); got != want {
@@ -250,6 +251,9 @@ func TestLevels(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone,
+		// the Elm compiler's report headings; a SQL comment is none
+		"-- DEBUG REMNANTS ----------------------------------": lvError, "-- TYPE MISMATCH ---------- src/Main.elm": lvError,
+		"-- create the index first": lvNone, "-- A ---": lvNone,
 		// CocoaPods' and fastlane's attention marker; Pester's skipped test is indented
 		"[!] Try setting the MATCH_PASSWORD environment variable": lvWarn, "[!] Error installing Firebase": lvError,
 		"   [!] reports what would change 2ms (0ms|2ms)": lvNone,

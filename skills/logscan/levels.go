@@ -148,8 +148,9 @@ func detectLevel(line string) uint8 {
 		}
 		if len(w) >= 3 && len(w) <= 9 && isUpperWord(w) {
 			if l := levelWord(w); l != lvNone && (j == len(s) || !isAlpha(after)) {
-				// "FAILED" is a level only when it stands as one: [FAILED].
-				if w != "FAILED" || before == '[' {
+				// "FAILED" is a level only when it stands as one: [FAILED];
+				// none opens an Elm report's heading ("-- DEBUG REMNANTS ---").
+				if (w != "FAILED" || before == '[') && !(before == ' ' && i >= 3 && s[i-3:i] == "-- ") {
 					return l
 				}
 			}
@@ -329,12 +330,29 @@ func codeExcerpt(msg string) bool {
 // words are the test's name ("✓ returns error for unknown SKU"); and command-line options are not read as words.
 func keywordLevel(msg string) uint8 {
 	l := keywordLevelWords(msg)
+	if l < lvError && elmHeading(msg) {
+		return lvError
+	}
 	if l < lvWarn && strings.HasPrefix(msg, "[!] ") {
 		// CocoaPods' and fastlane's attention marker, on their warnings
 		// and on the message they fail with (the colour told them apart)
 		return lvWarn
 	}
 	return l
+}
+
+// elmHeading reports whether msg heads one of the Elm compiler's reports,
+// which name the problem in capitals between dashes, with no failure word
+// needed: "-- TYPE MISMATCH ------ src/Main.elm", "-- DEBUG REMNANTS ----".
+func elmHeading(msg string) bool {
+	if !strings.HasPrefix(msg, "-- ") {
+		return false
+	}
+	i := 3
+	for i < len(msg) && (msg[i] >= 'A' && msg[i] <= 'Z' || msg[i] == ' ' || msg[i] == '\'') {
+		i++
+	}
+	return i > 5 && msg[i-1] == ' ' && strings.HasPrefix(msg[i:], "---")
 }
 
 // keywordLevelWords is keywordLevel without the line markers.
@@ -392,6 +410,9 @@ func announcer(msg string) bool {
 	m := strings.TrimRight(msg, " \t")
 	if m == "" || m[len(m)-1] != ':' && m[len(m)-1] != '[' {
 		return false
+	}
+	if strings.EqualFold(m, "error:") {
+		return true // the Serverless Framework's "Error:", its message below
 	}
 	// It names a failure itself ("from a.cc:3:" and "In file included
 	// from" do not) and more than a verdict ("Failed tests:" lists names).

@@ -392,6 +392,7 @@ func TestAnnouncedErrors(t *testing.T) {
 		"error during build:":                        true,
 		"Failed while enforcing. The error(s) are [": true,
 		"Failed tests:":                              false, // a verdict: names follow
+		"Error:":                                     true,  // the Serverless Framework's, its message below
 		"from ../src/pcap_session.cc:3:":             false, // no failure named
 		"error: this line is long and tells the whole story of what went wrong here:": false,
 	} {
