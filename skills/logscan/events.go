@@ -444,7 +444,7 @@ func antTask(t string) bool {
 	for j < len(t) && (t[j] >= 'a' && t[j] <= 'z' || t[j] >= '0' && t[j] <= '9' || t[j] == '-' || t[j] == ':' || t[j] == '.') {
 		j++
 	}
-	return j == 10 && j > i+1 && t[j] == ']' && (j+1 == len(t) || t[j+1] == ' ')
+	return j == 10 && j < len(t) && j > i+1 && t[j] == ']' && (j+1 == len(t) || t[j+1] == ' ')
 }
 
 // pythonStack reports whether t opens a Python stack listing: a

@@ -531,7 +531,7 @@ func TestWarningsOfALogThatNeverErrs(t *testing.T) {
 func TestAntTasks(t *testing.T) {
 	for in, want := range map[string]bool{
 		"    [junit] Tests run: 31, Failures: 1": true, "     [copy] Copying 14 files": true, "    [javac] 1 warning": true,
-		"    [junit]": true, "  [junit] misaligned": false, "    at com.acme.Foo.bar(Foo.java:12)": false, "    [ERROR] x": false,
+		"    [junit]": true, "    [junit": false, "  [junit] misaligned": false, "    at com.acme.Foo.bar(Foo.java:12)": false, "    [ERROR] x": false,
 	} {
 		if got := antTask(in); got != want {
 			t.Errorf("antTask(%q) = %v, want %v", in, got, want)
@@ -557,4 +557,29 @@ func TestAntTasks(t *testing.T) {
 	if !found {
 		t.Errorf("the failed test is not in the top 3: %+v", rep.Evidence)
 	}
+}
+
+// FuzzLineRules runs the line rules that index into a line (Ant's task
+// column, Elm's headings, Python's stack listings, setting drift) on
+// arbitrary text: none may panic, and each holds to what it claims.
+func FuzzLineRules(f *testing.F) {
+	for _, s := range []string{"    [junit] x", "    [junit", "-- DEBUG REMNANTS ---", "-- ", "Loop thread traceback (most recent call last):",
+		"subnets: 6; DDNS: disabled", `"limit_mib": 400`, "Error:", "[!] x", ""} {
+		f.Add(s, s+"1")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if antTask(a) && (len(a) < 11 || a[10] != ']') {
+			t.Fatalf("antTask(%q) without its bracket at the eleventh byte", a)
+		}
+		if elmHeading(a) && !strings.HasPrefix(a, "-- ") {
+			t.Fatalf("elmHeading(%q) without its dashes", a)
+		}
+		_ = pythonStack(a)
+		if d := settingDrift(a, a); d != "" {
+			t.Fatalf("settingDrift of a line with itself = %q", d)
+		}
+		_ = settingDrift(a, b)
+		_ = keywordLevel(a)
+		_ = announcer(a)
+	})
 }
