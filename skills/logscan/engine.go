@@ -131,6 +131,7 @@ type fileState struct {
 	minutes            map[int64]*minuteBucket
 	curBucket          *minuteBucket // the bucket whose lastTime may share a block
 	annLine            int           // head of the last event when it was an error announcing the next line; 0 none
+	annField           int           // line of the last error that was a record's severity field (see fieldWindow); 0 none
 	ev                 openEvent
 	steps              stepTrack
 	errs, warns        lineHist // errors and warnings by line, for the incident's change point
@@ -702,7 +703,7 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	}
 
 	c.lastFile = fileIdx
-	if fs.annLine > 0 || lvl >= lvError {
+	if fs.annLine > 0 || fs.annField > 0 || lvl >= lvError {
 		announced(fs, c, lvl)
 	}
 	if ev.keyPri != keyNone {
@@ -843,6 +844,21 @@ func announced(fs *fileState, c *clusterStat, lvl uint8) {
 		c.annBy = fs.annLine
 	}
 	fs.annLine = 0
+	if fs.annField > 0 && ev.line != fs.annField {
+		switch {
+		case ev.line-fs.annField > fieldWindow:
+			fs.annField = 0
+		case fieldKey(ev.msg, messageKeys):
+			if c.count == 1 {
+				c.annBy = fs.annField
+			}
+			fs.annField = 0
+		}
+	}
+	if lvl >= lvError && fieldKey(ev.msg, severityKeys) {
+		// a report's record: its message is a field a few lines on
+		fs.annField = ev.line
+	}
 	if lvl >= lvError {
 		if c.announce == 0 {
 			c.announce = 1
@@ -854,6 +870,45 @@ func announced(fs *fileState, c *clusterStat, lvl uint8) {
 			fs.annLine = ev.line
 		}
 	}
+}
+
+// A report printed as JSON or YAML records (Apple's notary log, a
+// linter's or scanner's report) gives each finding's severity and message
+// as fields of their own: "severity": "error", then "path", then
+// "message": "The executable requests …". The message is the finding, as
+// the line after an announcing error is (see announcer), when it comes
+// within fieldWindow lines of its severity.
+const fieldWindow = 4
+
+var (
+	severityKeys = []string{"severity", "level", "type", "kind", "status"}
+	messageKeys  = []string{"message", "msg", "description", "text", "reason", "detail", "details", "title", "summary"}
+)
+
+// fieldKey reports whether msg is a record's field, "key": value or
+// key: value, with one of keys as its key.
+func fieldKey(msg string, keys []string) bool {
+	m := strings.TrimLeft(msg, " \t-")
+	quoted := strings.HasPrefix(m, `"`)
+	if quoted {
+		m = m[1:]
+	}
+	for _, k := range keys {
+		if len(m) > len(k) && strings.EqualFold(m[:len(k)], k) {
+			r := m[len(k):]
+			if quoted {
+				if r[0] != '"' {
+					continue
+				}
+				r = r[1:]
+			}
+			r = strings.TrimLeft(r, " ")
+			if r != "" && (r[0] == ':' || r[0] == '=') {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // shapeHash hashes a line with its digits removed, so root causes that

@@ -495,3 +495,46 @@ func TestRetriedTestPassed(t *testing.T) {
 		t.Errorf("failed %s, want none", got)
 	}
 }
+
+// TestReportRecordMessage: a finding printed as a JSON record has its
+// severity and its message on lines of their own; the message is the
+// finding's error.
+func TestReportRecordMessage(t *testing.T) {
+	for in, want := range map[string]bool{
+		`      "message": "The executable requests the get-task-allow entitlement.",`: true, `  msg: disk full`: true,
+		`"messages": 3`: false, `      "path": "Tally.app/Contents/MacOS/helper",`: false, `message`: false,
+	} {
+		if got := fieldKey(in, messageKeys); got != want {
+			t.Errorf("fieldKey(%q, messageKeys) = %v, want %v", in, got, want)
+		}
+	}
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "2024-06-11T09:19:%02d.0000000Z Uploading chunk %d of 40\n", i, i)
+	}
+	b.WriteString(`2024-06-11T09:19:41.0000000Z {
+2024-06-11T09:19:41.0000000Z   "status": "Invalid",
+2024-06-11T09:19:41.0000000Z   "statusSummary": "Archive contains critical validation errors",
+2024-06-11T09:19:41.0000000Z   "issues": [
+2024-06-11T09:19:41.0000000Z     {
+2024-06-11T09:19:41.0000000Z       "severity": "error",
+2024-06-11T09:19:41.0000000Z       "code": null,
+2024-06-11T09:19:41.0000000Z       "path": "Tally.zip/Tally.app/Contents/Resources/bin/tally-helper",
+2024-06-11T09:19:41.0000000Z       "message": "The executable requests the com.apple.security.get-task-allow entitlement.",
+2024-06-11T09:19:41.0000000Z       "docUrl": "https://developer.apple.com/documentation/security/resolving-common-notarization-issues"
+2024-06-11T09:19:41.0000000Z     }
+2024-06-11T09:19:41.0000000Z   ]
+2024-06-11T09:19:41.0000000Z }
+2024-06-11T09:19:42.0000000Z ##[error]Process completed with exit code 1.
+`)
+	rep := analyzeText(t, "notary.log", b.String(), 3)
+	for _, e := range rep.Evidence {
+		if e.Line == 49 {
+			if !strings.Contains(e.Reason, "announced at L46") {
+				t.Errorf("L49 is evidence for another reason: %q", e.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("the finding's message (L49) is not in the top 3: %+v", rep.Evidence)
+}
