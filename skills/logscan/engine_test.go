@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// topHas reports the 1-based rank of line in the evidence, 0 when absent.
+// rankOf reports the 1-based rank of line in the evidence, 0 when absent.
 func rankOf(rep *Report, file string, line int) int {
 	for i, e := range rep.Evidence {
 		if e.Line == line && (file == "" || filepath.Base(e.File) == filepath.Base(file)) {
@@ -20,6 +20,14 @@ func rankOf(rep *Report, file string, line int) int {
 		}
 	}
 	return 0
+}
+
+// reasonOf returns the reason line is evidence for, false when it is none.
+func reasonOf(rep *Report, line int) (string, bool) {
+	if r := rankOf(rep, "", line); r > 0 {
+		return rep.Evidence[r-1].Reason, true
+	}
+	return "", false
 }
 
 // Logs written for these tests, each with a known cause line, across

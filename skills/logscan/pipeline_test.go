@@ -454,16 +454,12 @@ func TestStackDumpUnderWarning(t *testing.T) {
 		t.Fatalf("the warning at L%d is only %d lines before the errors at L%d: the test needs more", warned, burst-warned, burst)
 	}
 	rep := analyzeText(t, "bot.log", lg.b.String(), 5)
-	found := false
 	for _, e := range rep.Evidence {
-		if e.Line == warned {
-			found = strings.Contains(e.Reason, "lines before the errors starting at L")
-		}
 		if e.Line >= dumpAt && e.Line < dumpAt+29 {
 			t.Errorf("a line of the dump is evidence: L%d %q", e.Line, e.Text)
 		}
 	}
-	if !found {
+	if why, ok := reasonOf(rep, warned); !ok || !strings.Contains(why, "lines before the errors starting at L") {
 		t.Errorf("the warning at L%d, a minute before the errors at L%d, is not in the top 5 as what preceded them: %+v", warned, burst, rep.Evidence)
 	}
 }
@@ -488,15 +484,9 @@ func TestWarningOnlyIncident(t *testing.T) {
 		}
 	}
 	rep := analyzeText(t, "scylla.log", lg.b.String(), 5)
-	for _, e := range rep.Evidence {
-		if e.Line == cause {
-			if !strings.Contains(e.Reason, "before the incident's rise of warnings") {
-				t.Errorf("L%d is in the top 5 for another reason: %q", cause, e.Reason)
-			}
-			return
-		}
+	if why, ok := reasonOf(rep, cause); !ok || !strings.Contains(why, "before the incident's rise of warnings") {
+		t.Errorf("the warning at L%d, new shortly before the warnings rose, is not in the top 5 as such (%q): %+v", cause, why, rep.Evidence)
 	}
-	t.Errorf("the warning at L%d, new shortly before the warnings rose, is not in the top 5: %+v", cause, rep.Evidence)
 }
 
 // TestWarningsOfALogThatNeverErrs: a log with no error has its few
@@ -517,10 +507,8 @@ func TestWarningsOfALogThatNeverErrs(t *testing.T) {
 		}
 	}
 	rep := analyzeText(t, "klippy.log", b.String(), 5)
-	for _, e := range rep.Evidence {
-		if e.Line == warned {
-			return
-		}
+	if rankOf(rep, "", warned) > 0 {
+		return
 	}
 	t.Errorf("the warning at L%d of a log that never errs is not evidence: %+v", warned, rep.Evidence)
 }

@@ -528,13 +528,7 @@ func TestReportRecordMessage(t *testing.T) {
 2024-06-11T09:19:42.0000000Z ##[error]Process completed with exit code 1.
 `)
 	rep := analyzeText(t, "notary.log", b.String(), 3)
-	for _, e := range rep.Evidence {
-		if e.Line == 49 {
-			if !strings.Contains(e.Reason, "announced at L46") {
-				t.Errorf("L49 is evidence for another reason: %q", e.Reason)
-			}
-			return
-		}
+	if why, ok := reasonOf(rep, 49); !ok || !strings.Contains(why, "announced at L46") {
+		t.Errorf("the finding's message (L49) is not in the top 3 as the error L46 announced (%q): %+v", why, rep.Evidence)
 	}
-	t.Errorf("the finding's message (L49) is not in the top 3: %+v", rep.Evidence)
 }
