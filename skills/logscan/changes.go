@@ -247,10 +247,7 @@ var reSetting = regexp.MustCompile(`([A-Za-z_][\w.-]*)"?[ \t]?[=:][ \t]?("[^"]{0
 //go:noinline
 func (e *engine) noteDrift(fs *fileState, c *clusterStat, fileIdx int32) {
 	ev := &fs.ev
-	if len(fs.changes) >= maxChangeEvents || c.file != fileIdx || strings.IndexAny(ev.text, "=:") < 0 {
-		return
-	}
-	if !reConfigWord.MatchString(ev.text) {
+	if len(fs.changes) >= maxChangeEvents || c.file != fileIdx || strings.IndexAny(ev.text, "=:") < 0 || !reConfigWord.MatchString(ev.text) {
 		return
 	}
 	if d := settingDrift(c.text, ev.text); d != "" {
@@ -284,9 +281,10 @@ func settingDrift(then, now string) string {
 	return ""
 }
 
-var reConfigWord = regexp.MustCompile(`(?i)\bconfig|\bsettings?\b|\boptions?\b|\bparameters?\b`)
-
 var (
+	// reConfigWord: the line says it reports configuration
+	reConfigWord = regexp.MustCompile(`(?i)\bconfig|\bsettings?\b|\boptions?\b|\bparameters?\b`)
+	// a duration ("35ms") or a date in a value: no setting
 	reDuration = regexp.MustCompile(`^\d+(\.\d+)?(ns|us|µs|ms|s|m|h)$`)
 	reDate     = regexp.MustCompile(`\d{4}-\d\d-\d\d`)
 )
