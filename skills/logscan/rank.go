@@ -696,11 +696,7 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		add(-1.5, fmt.Sprintf("recurs through the whole log, L%d to L%d", c.head, c.lastLine))
 	}
 	if c.level >= lvError && !c.bg && c.head == rc.onset[c.file] {
-		fw := 1.0
-		if int(c.file) < len(rc.novel) {
-			fw = rc.serviceWeight(c.file)
-		}
-		add(0.5+fw, "first error")
+		add(0.5+rc.serviceWeight(c.file), "first error")
 		if o := rc.files[c.file].firstErrLine; o > 0 && o < c.head {
 			s.reasons[len(s.reasons)-1] = "first error after the background ones"
 		}
