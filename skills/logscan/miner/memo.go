@@ -33,8 +33,12 @@ const (
 // that starts with it, so a lookup may stop at the first key that ends on
 // its way.
 type hdrMemo struct {
-	nodes       []memoNode // the radix tree of short keys, root first
-	ents        []memoEnt
+	nodes []memoNode // the radix tree of short keys, root first
+	ents  []memoEnt
+	// links holds, for each entry, what a lookup tests first: in a slice
+	// of its own, small and dense, a chain's walk stays in the cache and
+	// touches an entry and its key only to confirm a match.
+	links       []memoLink
 	tab         []int32 // hash of a long key's first memoHashLen bytes -> entry + 1
 	seed        maphash.Seed
 	keyBytes    int
@@ -66,13 +70,17 @@ type memoEnt struct {
 	// only that the byte there is not a space (so any word may follow)
 	word bool
 
-	// A long key, the hash of its first memoHashLen bytes, the next key
-	// of its chain (+ 1) and where to compare a byte first (mid and the
-	// end); key is "" for a short key, which is in the radix tree.
-	key       string
-	hash      uint64
-	next      int32
-	mid, last int32
+	// A long key; "" for a short key, which is in the radix tree.
+	key string
+}
+
+// memoLink is a long key's place in its chain: the next key of the chain
+// (+ 1), the key's length, and two of its bytes with their offsets (near
+// the middle of the rest and at the end: keys of a chain share their first
+// memoHashLen bytes and differ later, mostly there).
+type memoLink struct {
+	next, n, mid, last int32
+	bmid, blast        byte
 }
 
 // lookup returns the entry for the line whose bytes after its timestamp
@@ -89,13 +97,14 @@ func (m *hdrMemo) lookup(s string) int32 {
 	if m.tab != nil && len(s) >= memoHashLen {
 		h := maphash.String(m.seed, s[:memoHashLen])
 		for k := m.tab[h>>(64-memoHashBits)]; k > 0; {
-			e := &m.ents[k-1]
-			if n := len(e.key); n <= len(s) && s[e.mid] == e.key[e.mid] && s[e.last] == e.key[e.last] && e.hash == h &&
-				s[:n] == e.key && (!e.word || n < len(s) && !isSpace(s[n])) {
-				m.hits++
-				return k - 1
+			l := &m.links[k-1]
+			if n := int(l.n); n <= len(s) && s[l.mid] == l.bmid && s[l.last] == l.blast {
+				if e := &m.ents[k-1]; s[:n] == e.key && (!e.word || n < len(s) && !isSpace(s[n])) {
+					m.hits++
+					return k - 1
+				}
 			}
-			k = e.next
+			k = l.next
 		}
 	}
 	if len(m.nodes) == 0 {
@@ -186,6 +195,7 @@ func (m *hdrMemo) insert(key string, e memoEnt) {
 			m.nodes = append(m.nodes, memoNode{ent: -1})
 		}
 		m.ents = append(m.ents, e)
+		m.links = append(m.links, memoLink{})
 		m.insertAt(0, key, 0, ent, e.word)
 		return
 	}
@@ -195,11 +205,11 @@ func (m *hdrMemo) insert(key string, e memoEnt) {
 	}
 	h := maphash.String(m.seed, key[:memoHashLen])
 	slot := h >> (64 - memoHashBits)
-	e.key, e.hash, e.next = key, h, m.tab[slot]
-	// Keys of a chain share their first bytes; they differ later, and
-	// mostly near the middle of the rest or at its end.
-	e.mid, e.last = int32((memoHashLen+len(key)-1)/2), int32(max(0, len(key)-4))
+	e.key = key
+	mid, last := (memoHashLen+len(key)-1)/2, max(0, len(key)-4)
 	m.ents = append(m.ents, e)
+	m.links = append(m.links, memoLink{next: m.tab[slot], n: int32(len(key)),
+		mid: int32(mid), last: int32(last), bmid: key[mid], blast: key[last]})
 	m.tab[slot] = ent + 1
 }
 
