@@ -236,6 +236,8 @@ func TestLevels(t *testing.T) {
 		"Jun 03 10:26:41 node-7 kubelet[1187]: W0603 10:26:41.208086    1187 eviction_manager.go:344] x":  lvWarn,
 		"Jun 03 09:47:30 node-7 kubelet[1187]: I0603 09:47:30.459581    1187 prober.go:117] probe failed": lvInfo,
 		"Jun 03 09:47:30 node-7 app[12]: I0603 is a ticket":                                               lvNone,
+		// the level scan stops at byte 96, inside "FOR": no one-letter level "F"
+		"2024-06-17 09:44:33.912 UTC [318] STATEMENT:  SELECT id, balance FROM accounts WHERE code = $1 FOR UPDATE": lvNone,
 		// MySQL's error log
 		"2024-06-03T10:49:36.181532Z 8369 [Note] [MY-013730] [Server] 'wait_timeout' period exceeded": lvInfo,
 		// yarn's prefix and the symbols Node.js CLIs print as levels

@@ -89,7 +89,12 @@ const levelScanBytes = 96
 func detectLevel(line string) uint8 {
 	s := line
 	if len(s) > levelScanBytes {
+		// Cut at a word's end: the start of "FOR" left as "F" would read
+		// as a one-letter level.
 		s = s[:levelScanBytes]
+		for len(s) > 0 && isAlnumByte(s[len(s)-1]) && isAlnumByte(line[len(s)]) {
+			s = s[:len(s)-1]
+		}
 	}
 	if strings.HasPrefix(s, "info ") {
 		return lvInfo
