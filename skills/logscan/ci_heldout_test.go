@@ -314,6 +314,8 @@ func TestCILineClasses(t *testing.T) {
 		"[09:42:05]E:\t [Step 3/3] Step Flyway migrate (Command Line) failed":                    true,
 		"Skipping cache upload for failed step":                                                  true,
 		"[09:16:38]: fastlane finished with errors":                                              true, "Build finished with no errors": false,
+		"2024-06-21T07:12:21.7659875Z   ❌  Failure - Main helmfile diff (staging)": true, "exitcode '1': failure": true,
+		"2024-06-21T07:12:21.7140355Z   exit status 1": true, "exit status 1 on the 3rd try, retrying": false,
 		"error: the command returned no rows": false, "dial tcp 10.0.0.7:5432: connect: connection refused": false,
 	} {
 		if got := reWrapper.MatchString(in); got != want {

@@ -42,6 +42,9 @@ var (
 		// a named unit's verdict: Gradle's "> Task :app:lint FAILED",
 		// TeamCity's "Step Migrate (Command Line) failed"
 		`\bTask :\S+ FAILED\s*$|\b(Step|Stage|Job) [^:]{1,80} failed\.?\s*$|` +
+		// act's (Gitea's, Forgejo's runner) report of a failed step;
+		// a line that ends in a bare exit status (Go's exec error text)
+		`❌\s+Failure - |exitcode '\d+': failure|(?:^|[\s:])exit (?:status|code):? ?\d+\s*$|` +
 		// Maven's help after every failed build
 		`re-?run Maven|\[Help \d+\]|information about the errors and possible solutions|to see the full stack trace of the errors|after correcting the problems, you can resume|mvn <(goals|args)> -rf`)
 	// Summaries that count or point back at failures reported elsewhere:

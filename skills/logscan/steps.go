@@ -107,8 +107,47 @@ const jenkinsStep = "[Pipeline] "
 // verdict ("Your build exited with 1").
 var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?) ?(\d+)`)
 
+// act (nektos/act, and the Gitea and Forgejo runners built on it) marks a
+// step's start with "⭐ Run Main <step>" and its end with "✅  Success -
+// Main <step>" or "❌  Failure - Main <step>" (indented, and in act's own
+// output behind the job's "[workflow/job] "); the failure is followed by
+// "exitcode '1': failure".
+const (
+	actRun     = "⭐ Run "
+	actSuccess = "✅  Success - "
+	actFailure = "❌  Failure - "
+)
+
+// actMarker returns msg's act step marker (actRun, actSuccess or
+// actFailure), or "".
+func actMarker(msg string) string {
+	if msg == "" || msg[0] != ' ' && msg[0] != '[' && msg[0] != "⭐"[0] && msg[0] != "✅"[0] {
+		return ""
+	}
+	m := strings.TrimLeft(msg, " ")
+	if strings.HasPrefix(m, "[") {
+		i := strings.Index(m, "] ")
+		if i < 0 || strings.IndexByte(m[:i], ' ') >= 0 {
+			return ""
+		}
+		m = strings.TrimLeft(m[i+2:], " ")
+	}
+	for _, p := range [...]string{actRun, actSuccess, actFailure} {
+		if strings.HasPrefix(m, p) {
+			return p
+		}
+	}
+	return ""
+}
+
 // stepLine classifies a message by its first bytes, once per template.
 func stepLine(msg string) uint8 {
+	switch actMarker(msg) {
+	case actRun:
+		return stepEcho
+	case actSuccess, actFailure:
+		return stepEnd
+	}
 	for _, p := range stepEchoes {
 		if echoedWith(msg, p) {
 			return stepEcho
@@ -208,7 +247,7 @@ func (t *stepTrack) line(msg string, no int) {
 	switch stepLine(msg) {
 	case stepEcho:
 		t.echo = no
-		strong := false
+		strong := actMarker(msg) == actRun
 		for _, p := range stepEchoes[:strongEchoes] {
 			strong = strong || strings.HasPrefix(msg, p)
 		}
@@ -288,6 +327,12 @@ func (t *stepTrack) line(msg string, no int) {
 		t.setup = 0
 	case stepEnd:
 		m := reStepExit.FindStringSubmatch(msg)
+		switch actMarker(msg) {
+		case actSuccess:
+			m = []string{msg, "0"}
+		case actFailure:
+			m = []string{msg, "1"}
+		}
 		if m == nil {
 			return
 		}

@@ -353,6 +353,35 @@ func TestCircleCISteps(t *testing.T) {
 	}
 }
 
+// TestActSteps: act (and the Gitea and Forgejo runners) marks each step's
+// start and end; the failed step's error outranks a passing step's and
+// the bare exit status the tool printed after it.
+func TestActSteps(t *testing.T) {
+	lines := []string{
+		1: "⭐ Run Main actions/checkout@v4",
+		2: "Non-terminating error while running 'git clone': some refs were not fetched",
+		3: "  ✅  Success - Main actions/checkout@v4",
+		4: "[CI/deploy] ⭐ Run Main helmfile diff",
+		5: "ERROR:",
+		6: "  exit status 1",
+		7: "  Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials",
+		8: "[CI/deploy]   ❌  Failure - Main helmfile diff",
+		9: "exitcode '1': failure",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.failed, st.passed), "[[4 8]] [[1 3]]"; got != want {
+		t.Fatalf("failed and passed regions %s, want %s", got, want)
+	}
+	var b strings.Builder
+	for i, l := range lines[1:] {
+		fmt.Fprintf(&b, "2024-06-21T07:12:%02d.0000000Z %s\n", i, l)
+	}
+	rep := analyzeText(t, "act.log", b.String(), 5)
+	if len(rep.Evidence) == 0 || rep.Evidence[0].Line != 7 {
+		t.Errorf("the failed step's error (L7) is not first: %+v", rep.Evidence)
+	}
+}
+
 // TestAnnouncedErrors: a short error line ending in ':' lends its level
 // to the message printed on the next line, which carries no failure word
 // of its own; a dependency tree's nodes and a closing bracket under an
