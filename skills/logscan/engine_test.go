@@ -255,10 +255,16 @@ func TestLevels(t *testing.T) {
 			t.Errorf("%q: %d want %d", in, got, want)
 		}
 	}
-	for _, m := range []string{"Child (2314) died signal=9", "worker process 4242 exited on signal 11"} {
+	for _, m := range []string{"Child (2314) died signal=9", "worker process 4242 exited on signal 11",
+		// a program's abort: gfortran's bounds check, UBSan, std::terminate
+		"Fortran runtime error: Index '131' of dimension 1 of array 'sendbuf' above upper bound of 130",
+		"src/pack.c:41:17: runtime error: signed integer overflow", "terminate called after throwing an instance of 'std::bad_alloc'"} {
 		if !reCrash.MatchString(m) {
 			t.Errorf("%q is a crash marker", m)
 		}
+	}
+	if reCrash.MatchString("RuntimeError: Event loop is closed") {
+		t.Error("Python's RuntimeError is an exception, not a crash marker")
 	}
 	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone,
 		// the Elm compiler's report headings; a SQL comment is none
