@@ -249,6 +249,11 @@ func TestLevels(t *testing.T) {
 		"⚠️  You're using a deprecated config option":                  lvWarn,
 		"information about ℹinfo":                                      lvNone,
 		"16:42:01.901 -- DEBUG REMNANTS -----------------":             lvNone, // an Elm heading, see keywordLevel
+		// bun test's results, whatever the test's name says
+		"(fail) POST /webhooks/payments > retries ledger posting [5001.37ms]": lvError,
+		"(pass) formatMoney > rejects NaN with an error [0.16ms]":             lvInfo,
+		"2024-06-25T13:06:21Z (skip) dead-letters after ledger error":         lvInfo,
+		"retry (fail) counter": lvNone,
 	}
 	for in, want := range cases {
 		if got := detectLevel(in); got != want {

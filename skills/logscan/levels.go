@@ -102,6 +102,9 @@ func detectLevel(line string) uint8 {
 	if l := symbolLevel(s); l != lvNone {
 		return l
 	}
+	if l := resultLevel(s); l != lvNone {
+		return l
+	}
 	if len(s) >= 2 {
 		c := s[0]
 		if l := letterLevel(c); l != lvNone {
@@ -215,6 +218,30 @@ func symbolLevel(s string) uint8 {
 		if rest := s[i+len(ls.sym):]; rest == "" || rest[0] == ' ' || strings.HasPrefix(rest, "\uFE0F") {
 			return ls.lv
 		}
+	}
+	return lvNone
+}
+
+// resultLevel reads the result a test runner prints before a test's name,
+// bun's "(pass) ", "(fail) ", "(skip) " and "(todo) ", at the start of the
+// line or after a header of no lower-case word (a timestamp) in its first
+// 48 bytes: a failed test is an error, the others are info whatever their
+// names say ("(pass) rejects NaN with an error").
+func resultLevel(s string) uint8 {
+	i := strings.IndexByte(s, '(')
+	if i < 0 || i > 48 || i > 0 && s[i-1] != ' ' || len(s)-i < 7 || s[i+5] != ')' || s[i+6] != ' ' {
+		return lvNone
+	}
+	for k := 0; k < i; k++ {
+		if s[k] >= 'a' && s[k] <= 'z' {
+			return lvNone
+		}
+	}
+	switch s[i+1 : i+5] {
+	case "fail":
+		return lvError
+	case "pass", "skip", "todo":
+		return lvInfo
 	}
 	return lvNone
 }

@@ -42,9 +42,10 @@ var (
 		// a named unit's verdict: Gradle's "> Task :app:lint FAILED",
 		// TeamCity's "Step Migrate (Command Line) failed"
 		`\bTask :\S+ FAILED\s*$|\b(Step|Stage|Job) [^:]{1,80} failed\.?\s*$|` +
-		// act's (Gitea's, Forgejo's runner) report of a failed step;
+		// act's (Gitea's, Forgejo's runner) and CodeBuild's reports of a
+		// failed command;
 		// a line that ends in a bare exit status (Go's exec error text)
-		`❌\s+Failure - |exitcode '\d+': failure|(?:^|[\s:])exit (?:status|code):? ?\d+\s*$|` +
+		`❌\s+Failure - |Command did not exit successfully|Error while executing command:|Phase complete: \w+ State: FAILED|exitcode '\d+': failure|(?:^|[\s:])exit (?:status|code):? ?\d+\s*$|` +
 		// Maven's help after every failed build
 		`re-?run Maven|\[Help \d+\]|information about the errors and possible solutions|to see the full stack trace of the errors|after correcting the problems, you can resume|mvn <(goals|args)> -rf`)
 	// Summaries that count or point back at failures reported elsewhere:
@@ -67,7 +68,7 @@ var (
 		{regexp.MustCompile(`(?i)permission denied|access denied|EACCES|unauthori[sz]ed|forbidden`), "permission denied"},
 		{regexp.MustCompile(`(?i)x509|certificate|tls handshake|ssl`), "TLS/certificate"},
 		{regexp.MustCompile(`(?i)address already in use|EADDRINUSE`), "port in use"},
-		{regexp.MustCompile(`(?i)timed out|timeout|deadline exceeded`), "timeout"},
+		{regexp.MustCompile(`(?i)timed out|(?:^|[^-])timeout|deadline exceeded`), "timeout"},
 		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|undefined symbols?\b|could not find|can't find|unable to (find|locate)|no matching (distribution|version|package)|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
 		{regexp.MustCompile(`(?i)OutOfMemoryError|out of memory|killed process|\boom\b`), "out of memory"},
 		{regexp.MustCompile(`(?i)overrun|overflow`), "overrun"},

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // CI logs are a run of steps: the runner echoes a command, the command
@@ -104,8 +105,9 @@ const jenkinsStep = "[Pipeline] "
 // command terminated with exit code 1"), Jenkins's "script returned exit
 // code 2", CircleCI's "Exited with code exit status 2". A retry notice
 // ("failed. Retrying, 2 of 3.") ends no step; nor does a whole build's
-// verdict ("Your build exited with 1").
-var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?) ?(\d+)`)
+// verdict ("Your build exited with 1"). AWS CodeBuild reports "Command did
+// not exit successfully <command> exit status 1".
+var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Command did not exit successfully .* exit status|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?) ?(\d+)`)
 
 // act (nektos/act, and the Gitea and Forgejo runners built on it) marks a
 // step's start with "⭐ Run Main <step>" and its end with "✅  Success -
@@ -140,8 +142,22 @@ func actMarker(msg string) string {
 	return ""
 }
 
+// codeBuildRun reports whether msg is AWS CodeBuild's echo of a command,
+// "[Container] 2024/06/25 13:06:13.62 Running command bun test".
+func codeBuildRun(msg string) bool {
+	const p = "[Container] "
+	if !strings.HasPrefix(msg, p) {
+		return false
+	}
+	i := strings.Index(msg, " Running command ")
+	return i > len(p) && i <= len(p)+32 && strings.IndexFunc(msg[len(p):i], unicode.IsLetter) < 0
+}
+
 // stepLine classifies a message by its first bytes, once per template.
 func stepLine(msg string) uint8 {
+	if codeBuildRun(msg) {
+		return stepEcho
+	}
 	switch actMarker(msg) {
 	case actRun:
 		return stepEcho
@@ -247,7 +263,7 @@ func (t *stepTrack) line(msg string, no int) {
 	switch stepLine(msg) {
 	case stepEcho:
 		t.echo = no
-		strong := actMarker(msg) == actRun
+		strong := actMarker(msg) == actRun || codeBuildRun(msg)
 		for _, p := range stepEchoes[:strongEchoes] {
 			strong = strong || strings.HasPrefix(msg, p)
 		}

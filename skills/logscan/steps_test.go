@@ -382,6 +382,40 @@ func TestActSteps(t *testing.T) {
 	}
 }
 
+// TestCodeBuildSteps: AWS CodeBuild echoes each command and reports the
+// one that failed; its phase verdicts are wrappers, and a --timeout flag
+// in a command is no timeout.
+func TestCodeBuildSteps(t *testing.T) {
+	lines := []string{
+		1: "[Container] 2024/06/25 13:06:13.62 Running command bunx tsc --noEmit",
+		2: "[Container] 2024/06/25 13:06:14.10 Running command bun test --timeout 5000",
+		3: "(pass) formatMoney > rejects NaN with an error [0.16ms]",
+		4: "(fail) POST /webhooks/payments > retries ledger posting until acknowledged [5001.37ms]",
+		5: "[Container] 2024/06/25 13:06:30.35 Command did not exit successfully bun test --timeout 5000 exit status 1",
+		6: "[Container] 2024/06/25 13:06:30.37 Phase complete: BUILD State: FAILED",
+		7: "[Container] 2024/06/25 13:06:30.37 Phase context status code: COMMAND_EXECUTION_ERROR Message: Error while executing command: bun test --timeout 5000. Reason: exit status 1",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.failed), "[[2 5]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+	for _, l := range lines[5:] {
+		if !reWrapper.MatchString(l) {
+			t.Errorf("%q is a wrapper", l)
+		}
+	}
+	if k := knownIssue(lines[7]); k != "" {
+		t.Errorf("knownIssue(%q) = %q: a --timeout flag is no timeout", lines[7], k)
+	}
+	if k := knownIssue("java.net.SocketTimeoutException: Read timed out"); k != "timeout" {
+		t.Errorf("a socket timeout is known as %q", k)
+	}
+	rep := analyzeText(t, "codebuild.log", strings.Join(lines[1:], "\n")+"\n", 1)
+	if len(rep.Evidence) == 0 || rep.Evidence[0].Line != 4 {
+		t.Errorf("the failed test (L4) is not first: %+v", rep.Evidence)
+	}
+}
+
 // TestAnnouncedErrors: a short error line ending in ':' lends its level
 // to the message printed on the next line, which carries no failure word
 // of its own; a dependency tree's nodes and a closing bracket under an
