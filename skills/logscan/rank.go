@@ -42,10 +42,10 @@ var (
 		// a named unit's verdict: Gradle's "> Task :app:lint FAILED",
 		// TeamCity's "Step Migrate (Command Line) failed"
 		`\bTask :\S+ FAILED\s*$|\b(Step|Stage|Job) [^:]{1,80} failed\.?\s*$|` +
-		// act's (Gitea's, Forgejo's runner) and CodeBuild's reports of a
-		// failed command;
+		// act's (Gitea's, Forgejo's runner), CodeBuild's and Bamboo's
+		// reports of a failed command or task;
 		// a line that ends in a bare exit status (Go's exec error text)
-		`❌\s+Failure - |Command did not exit successfully|Error while executing command:|Phase complete: \w+ State: FAILED|exitcode '\d+': failure|(?:^|[\s:])exit (?:status|code):? ?\d+\s*$|` +
+		`❌\s+Failure - |Command did not exit successfully|Error while executing command:|Phase complete: \w+ State: FAILED|Finished task '.*' with result: Failed|Failing task since return code|exitcode '\d+': failure|(?:^|[\s:])exit (?:status|code):? ?\d+\s*$|` +
 		// Maven's help after every failed build
 		`re-?run Maven|\[Help \d+\]|information about the errors and possible solutions|to see the full stack trace of the errors|after correcting the problems, you can resume|mvn <(goals|args)> -rf`)
 	// Summaries that count or point back at failures reported elsewhere:

@@ -29,7 +29,25 @@ const (
 	stepGroupEnd // GitHub Actions' "##[endgroup]": a step's echoed script and settings end
 	stepTask     // a Gradle task header ("> Task :app:compileKotlin") or the build's verdict after them
 	stepWrong    // Gradle's "* What went wrong:", or the "* Try:" after it
+	stepMojo     // a Maven plugin goal's header, "--- jacoco:0.8.12:check (check-coverage) @ fx ---", or the reactor summary after them
+	stepMojoFail // Maven's "Failed to execute goal …:check (check-coverage) on project fx: …"
 )
+
+// Maven prints a header for each plugin goal it runs in a module, "---
+// jacoco:0.8.12:check (check-coverage) @ ledger-fx ---" (older versions
+// name the artifact, "maven-compiler-plugin:3.11.0:compile"), and names the
+// goal that failed the build at its end, "Failed to execute goal
+// org.jacoco:jacoco-maven-plugin:0.8.12:check (check-coverage) on project
+// ledger-fx: Coverage checks have not been met. See log above": the lines
+// under that goal's header are the failed step's output. The goal, its
+// execution id and the module tie the two together.
+var (
+	reMojo     = regexp.MustCompile(`--- [\w.-]+:[\w.-]+:([\w.-]+) \(([^)]*)\) @ ([\w.-]+) ---`)
+	reMojoFail = regexp.MustCompile(`Failed to execute goal [\w.-]+:[\w.-]+:[\w.-]+:([\w.-]+) \(([^)]*)\) on project ([\w.-]+)`)
+)
+
+// maxMojos bounds the goal sections remembered per file.
+const maxMojos = 4096
 
 // Gradle ends a failed build with its account of the failure, between
 // "* What went wrong:" and "* Try:": the failed task and the causes it
@@ -190,6 +208,12 @@ func stepLine(msg string) uint8 {
 	if strings.HasSuffix(msg, wrongStart) || strings.HasSuffix(msg, wrongEnd) {
 		return stepWrong
 	}
+	if strings.Contains(msg, "--- ") && reMojo.MatchString(msg) || strings.Contains(msg, "Reactor Summary") {
+		return stepMojo
+	}
+	if strings.Contains(msg, "Failed to execute goal ") && reMojoFail.MatchString(msg) {
+		return stepMojoFail
+	}
 	if gradleTaskHeader(msg) || strings.HasPrefix(msg, "FAILURE: ") || strings.HasPrefix(msg, "BUILD FAILED") {
 		return stepTask
 	}
@@ -251,6 +275,12 @@ type stepTrack struct {
 	running    string         // the last surefire test class started
 	testPassed [][2]int
 	testFailed [][2]int
+
+	// Maven: the open goal section's key and first line, and the closed
+	// sections by key
+	mojo      string
+	mojoStart int
+	mojos     map[string][2]int
 
 	// Unified diff hunks (a formatter's --diff, git diff --exit-code):
 	// their lines are code, not reports. A hunk covers at least as many
@@ -316,6 +346,20 @@ func (t *stepTrack) line(msg string, no int) {
 		} else if n := len(t.wrong); n > 0 && t.wrong[n-1][1] >= no {
 			t.wrong[n-1][1] = no - 1
 		}
+	case stepMojo:
+		t.closeMojo(no - 1)
+		if m := reMojo.FindStringSubmatch(msg); m != nil {
+			t.mojo, t.mojoStart = m[1]+" ("+m[2]+") @ "+m[3], no+1
+		}
+	case stepMojoFail:
+		t.closeMojo(no - 1)
+		m := reMojoFail.FindStringSubmatch(msg)
+		if r, ok := t.mojos[m[1]+" ("+m[2]+") @ "+m[3]]; ok && len(t.failed) < maxSteps {
+			if r[1]-r[0] >= maxTaskOutput {
+				r[0] = r[1] - maxTaskOutput + 1
+			}
+			t.failed = append(t.failed, r)
+		}
 	case stepTest:
 		t.test(msg, no)
 	case stepHunk:
@@ -378,6 +422,19 @@ func (t *stepTrack) line(msg string, no int) {
 		t.start, t.end, t.stages, t.post, t.shell = 0, 0, 0, false, false
 		t.shells = t.shells[:0]
 	}
+}
+
+// closeMojo ends, at line last, the open Maven goal section.
+func (t *stepTrack) closeMojo(last int) {
+	if t.mojo != "" && last >= t.mojoStart {
+		if t.mojos == nil {
+			t.mojos = map[string][2]int{}
+		}
+		if len(t.mojos) < maxMojos {
+			t.mojos[t.mojo] = [2]int{t.mojoStart, last}
+		}
+	}
+	t.mojo = ""
 }
 
 // finish ends, at line last, the output of a failed Gradle task still

@@ -416,6 +416,35 @@ func TestCodeBuildSteps(t *testing.T) {
 	}
 }
 
+// TestMavenGoalSections: the goal Maven names in "Failed to execute goal"
+// marks its section, under its header, as the failed step's output; a
+// Bamboo task's verdict is a wrapper.
+func TestMavenGoalSections(t *testing.T) {
+	lines := []string{
+		1:  "[INFO] --- surefire:3.2.5:test (default-test) @ ledger-fx ---",
+		2:  "[ERROR] Run 1: RateFeedClientTest.retriesOn503UntilSuccess:88 expected: <200> but was: <503>",
+		3:  "[INFO] --- jacoco:0.8.12:check (check-coverage) @ ledger-fx ---",
+		4:  "[INFO] Analyzed bundle 'ledger-fx' with 23 classes",
+		5:  "[WARNING] Rule violated for bundle ledger-fx: lines covered ratio is 0.74, but expected minimum is 0.80",
+		6:  "[INFO] Reactor Summary for Ledger 4.7.0-SNAPSHOT:",
+		7:  "[INFO] BUILD FAILURE",
+		8:  "[ERROR] Failed to execute goal org.jacoco:jacoco-maven-plugin:0.8.12:check (check-coverage) on project ledger-fx: Coverage checks have not been met. See log above for details. -> [Help 1]",
+		9:  "[ERROR] Re-run Maven using the -X switch to enable full debug logging.",
+		10: "Finished task 'Maven verify' with result: Failed",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.failed), "[[4 5]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+	if !reWrapper.MatchString(lines[10]) {
+		t.Errorf("%q is a wrapper", lines[10])
+	}
+	rep := analyzeText(t, "maven.log", strings.Join(lines[1:], "\n")+"\n", 2)
+	if _, ok := reasonOf(rep, 5); !ok {
+		t.Errorf("the coverage rule (L5) is not in the top 2: %+v", rep.Evidence)
+	}
+}
+
 // TestAnnouncedErrors: a short error line ending in ':' lends its level
 // to the message printed on the next line, which carries no failure word
 // of its own; a dependency tree's nodes and a closing bracket under an
