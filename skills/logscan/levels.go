@@ -223,11 +223,16 @@ func symbolLevel(s string) uint8 {
 }
 
 // resultLevel reads the result a test runner prints before a test's name,
-// bun's "(pass) ", "(fail) ", "(skip) " and "(todo) ", at the start of the
-// line or after a header of no lower-case word (a timestamp) in its first
-// 48 bytes: a failed test is an error, the others are info whatever their
-// names say ("(pass) rejects NaN with an error").
+// bun's "(pass) ", "(fail) ", "(skip) " and "(todo) " and TAP's "ok 4 - "
+// and "not ok 4 - " (also behind ctest's "1: "), at the start of the line
+// or after a header of no lower-case word (a timestamp) in its first 48
+// bytes: a failed test is an error, the others are info whatever their
+// names say ("(pass) rejects NaN with an error", "ok 5 - corrupt checksum
+// fails with ERR_CHECKSUM").
 func resultLevel(s string) uint8 {
+	if l := tapLevel(s); l != lvNone {
+		return l
+	}
 	i := strings.IndexByte(s, '(')
 	if i < 0 || i > 48 || i > 0 && s[i-1] != ' ' || len(s)-i < 7 || s[i+5] != ')' || s[i+6] != ' ' {
 		return lvNone
@@ -244,6 +249,26 @@ func resultLevel(s string) uint8 {
 		return lvInfo
 	}
 	return lvNone
+}
+
+// tapLevel is resultLevel for TAP's "ok N" and "not ok N".
+func tapLevel(s string) uint8 {
+	i := 0
+	for i < len(s) && i < 48 && (s[i] < 'a' || s[i] > 'z') {
+		i++
+	}
+	if i > 0 && s[i-1] != ' ' {
+		return lvNone
+	}
+	lv := lvInfo
+	r := s[i:]
+	if rest, ok := strings.CutPrefix(r, "not "); ok {
+		lv, r = lvError, rest
+	}
+	if len(r) < 4 || r[:3] != "ok " || !isDigit(r[3]) {
+		return lvNone
+	}
+	return lv
 }
 
 // prefixKey reports whether s ends with a level key: level=, lvl=,
