@@ -552,7 +552,9 @@ func TestAntTasks(t *testing.T) {
 // arbitrary text: none may panic, and each holds to what it claims.
 func FuzzLineRules(f *testing.F) {
 	for _, s := range []string{"    [junit] x", "    [junit", "-- DEBUG REMNANTS ---", "-- ", "Loop thread traceback (most recent call last):",
-		"subnets: 6; DDNS: disabled", `"limit_mib": 400`, "Error:", "[!] x", ""} {
+		"subnets: 6; DDNS: disabled", `"limit_mib": 400`, "Error:", "[!] x", "",
+		"[Container] 2024/06/25 13:06:14.10 Running command x", "  ✅  Success - Main x", "[CI/x] ⭐ Run Main x",
+		"(fail) x", "1: not ok 3 - x", "[INFO] --- jacoco:0.8.12:check (c) @ fx ---"} {
 		f.Add(s, s+"1")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
@@ -569,5 +571,13 @@ func FuzzLineRules(f *testing.F) {
 		_ = settingDrift(a, b)
 		_ = keywordLevel(a)
 		_ = announcer(a)
+		if l := detectLevel(a); l > lvFatal {
+			t.Fatalf("detectLevel(%q) = %d", a, l)
+		}
+		if actMarker(a) != "" && !strings.Contains(a, actMarker(a)) {
+			t.Fatalf("actMarker(%q) = %q, not in the line", a, actMarker(a))
+		}
+		_ = stepLine(a)
+		_ = codeBuildRun(a)
 	})
 }
