@@ -230,38 +230,27 @@ func symbolLevel(s string) uint8 {
 // names say ("(pass) rejects NaN with an error", "ok 5 - corrupt checksum
 // fails with ERR_CHECKSUM").
 func resultLevel(s string) uint8 {
-	if l := tapLevel(s); l != lvNone {
-		return l
-	}
-	i := strings.IndexByte(s, '(')
-	if i < 0 || i > 48 || i > 0 && s[i-1] != ' ' || len(s)-i < 7 || s[i+5] != ')' || s[i+6] != ' ' {
-		return lvNone
-	}
-	for k := 0; k < i; k++ {
-		if s[k] >= 'a' && s[k] <= 'z' {
-			return lvNone
-		}
-	}
-	switch s[i+1 : i+5] {
-	case "fail":
-		return lvError
-	case "pass", "skip", "todo":
-		return lvInfo
-	}
-	return lvNone
-}
-
-// tapLevel is resultLevel for TAP's "ok N" and "not ok N".
-func tapLevel(s string) uint8 {
-	i := 0
-	for i < len(s) && i < 48 && (s[i] < 'a' || s[i] > 'z') {
+	i := 0 // the first lower-case letter or '(' after the header
+	for i < len(s) && i < 48 && s[i] != '(' && (s[i] < 'a' || s[i] > 'z') {
 		i++
 	}
-	if i > 0 && s[i-1] != ' ' {
+	if i == len(s) || i == 48 || i > 0 && s[i-1] != ' ' {
+		return lvNone
+	}
+	r := s[i:]
+	if r[0] == '(' {
+		if len(r) < 7 || r[5] != ')' || r[6] != ' ' {
+			return lvNone
+		}
+		switch r[1:5] {
+		case "fail":
+			return lvError
+		case "pass", "skip", "todo":
+			return lvInfo
+		}
 		return lvNone
 	}
 	lv := lvInfo
-	r := s[i:]
 	if rest, ok := strings.CutPrefix(r, "not "); ok {
 		lv, r = lvError, rest
 	}
