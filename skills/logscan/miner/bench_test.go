@@ -183,3 +183,27 @@ func springLines(n int) []string {
 	}
 	return out
 }
+
+// BenchmarkSkeleton measures the skeleton pass alone (Sketch.Add, what the
+// engine's parsers run on every message) on the messages of each corpus.
+//
+//	go test -run '^$' -bench Skeleton -benchtime 2s ./skills/logscan/miner/
+func BenchmarkSkeleton(b *testing.B) {
+	for _, c := range benchCorpora() {
+		b.Run(c.name, func(b *testing.B) {
+			f := Learn(c.lines[:min(len(c.lines), 2000)])
+			msgs := make([]string, len(c.lines))
+			for i, l := range c.lines {
+				msgs[i] = f.Parse(l).Msg(l)
+			}
+			var s Sketch
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%1024 == 0 {
+					s.Reset()
+				}
+				s.Add(msgs[i%len(msgs)])
+			}
+		})
+	}
+}
