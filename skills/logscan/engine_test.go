@@ -257,6 +257,15 @@ func TestLevels(t *testing.T) {
 		// TAP's results, also behind ctest's test number
 		"1: ok 5 - corrupt checksum fails with QUILL_ERR_CHECKSUM": lvInfo, "not ok 3 - parses the header": lvError,
 		"2024-06-11T09:17:02Z ok 12 - error path is covered": lvInfo, "look ok 4 me": lvNone,
+		// ctest's progress, whatever the test's name says
+		"      Start  3: errors": lvInfo, "3/4 Test  #3: errors ...........................   Passed    0.35 sec": lvInfo,
+		"4/4 Test #4: fuzz_smoke .....................***Failed    0.10 sec": lvError,
+		"2/9 Test #2: net_fail ...........***Timeout 1500.02 sec":            lvError,
+		"Start of the ERROR section":                                         lvError,
+		// a level word inside a name is none; one that starts a code is
+		"-- Performing Test QUILL_HAVE_WNO_ERROR_DATE_TIME - Success": lvNone,
+		" ERR_PNPM_OUTDATED_LOCKFILE  Cannot install":                 lvError,
+		"(03112-38) _WARN: bayes: cannot open bayes databases":        lvWarn,
 	}
 	for in, want := range cases {
 		if got := detectLevel(in); got != want {

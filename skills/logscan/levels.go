@@ -105,6 +105,9 @@ func detectLevel(line string) uint8 {
 	if l := resultLevel(s); l != lvNone {
 		return l
 	}
+	if l := ctestLevel(s); l != lvNone {
+		return l
+	}
 	if len(s) >= 2 {
 		c := s[0]
 		if l := letterLevel(c); l != lvNone {
@@ -154,7 +157,10 @@ func detectLevel(line string) uint8 {
 		if j < len(s) {
 			after = s[j]
 		}
-		if len(w) >= 3 && len(w) <= 9 && isUpperWord(w) {
+		if len(w) >= 3 && len(w) <= 9 && isUpperWord(w) && !(before == '_' && i >= 2 && isAlnumByte(s[i-2])) {
+			// (after "X_" it is part of a name: HAVE_WNO_ERROR_DATE_TIME;
+			// an error code such as ERR_PNPM_OUTDATED_LOCKFILE starts with
+			// it, and amavis writes "_WARN:")
 			if l := levelWord(w); l != lvNone && (j == len(s) || !isAlpha(after)) {
 				// "FAILED" is a level only when it stands as one: [FAILED];
 				// none opens an Elm report's heading ("-- DEBUG REMNANTS ---").
@@ -258,6 +264,48 @@ func resultLevel(s string) uint8 {
 		return lvNone
 	}
 	return lv
+}
+
+// ctestLevel reads ctest's progress lines, whatever the test's name says:
+// "    Start  3: errors" is info, and so is "3/4 Test  #3: errors ....
+// Passed    0.35 sec"; a result of "***Failed", "***Timeout",
+// "***Exception: …" or "Not Run" is an error.
+func ctestLevel(s string) uint8 {
+	t := strings.TrimLeft(s, " ")
+	if rest, ok := strings.CutPrefix(t, "Start "); ok {
+		rest = strings.TrimLeft(rest, " ")
+		j := 0
+		for j < len(rest) && isDigit(rest[j]) {
+			j++
+		}
+		if j > 0 && j < len(rest) && rest[j] == ':' {
+			return lvInfo
+		}
+		return lvNone
+	}
+	j := 0
+	for j < len(t) && isDigit(t[j]) {
+		j++
+	}
+	if j == 0 || j >= len(t) || t[j] != '/' {
+		return lvNone
+	}
+	r, ok := strings.CutPrefix(strings.TrimLeft(t[j+1:], "0123456789"), " Test ")
+	if !ok || !strings.HasPrefix(strings.TrimLeft(r, " "), "#") {
+		return lvNone
+	}
+	d := strings.Index(r, " ...")
+	if d < 0 {
+		return lvNone
+	}
+	res := strings.TrimLeft(r[d:], ". ")
+	switch {
+	case strings.HasPrefix(res, "Passed"):
+		return lvInfo
+	case strings.HasPrefix(res, "***"), strings.HasPrefix(res, "Not Run"), strings.HasPrefix(res, "Failed"):
+		return lvError
+	}
+	return lvNone
 }
 
 // prefixKey reports whether s ends with a level key: level=, lvl=,
