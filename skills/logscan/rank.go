@@ -64,6 +64,7 @@ var (
 		{regexp.MustCompile(`(?i)connection refused|ECONNREFUSED`), "connection refused"},
 		{regexp.MustCompile(`(?i)connection (is )?not available|pool (is )?exhausted|exhausted|no (free|available) (connections?|slots?|buffers?)`), "resource pool exhausted"},
 		{regexp.MustCompile(`(?i)limit reached|reached (the |its )?(max(imum)?|limit)|\b(is|are) full\b|(table|queue|buffer) full`), "limit reached"},
+		{regexp.MustCompile(`(?i)quota (exceeded|reached)|(exceeds?|exceeded|over) (its |the |your )?(\w+ )?quota\b|insufficient quota`), "quota exceeded"},
 		{regexp.MustCompile(`(?i)deadlock`), "deadlock"},
 		{regexp.MustCompile(`(?i)permission denied|access denied|EACCES|unauthori[sz]ed|forbidden`), "permission denied"},
 		{regexp.MustCompile(`(?i)x509|certificate|tls handshake|ssl`), "TLS/certificate"},

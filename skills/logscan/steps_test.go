@@ -410,6 +410,15 @@ func TestCodeBuildSteps(t *testing.T) {
 	if k := knownIssue("java.net.SocketTimeoutException: Read timed out"); k != "timeout" {
 		t.Errorf("a socket timeout is known as %q", k)
 	}
+	for _, q := range []string{"batch response: This repository is over its data quota.", "Error 403: Quota exceeded for quota metric 'Queries'",
+		"Your account has insufficient quota"} {
+		if k := knownIssue(q); k != "quota exceeded" {
+			t.Errorf("knownIssue(%q) = %q, want quota exceeded", q, k)
+		}
+	}
+	if k := knownIssue("the quota is 10 GiB"); k != "" {
+		t.Errorf("a quota mentioned is known as %q", k)
+	}
 	rep := analyzeText(t, "codebuild.log", strings.Join(lines[1:], "\n")+"\n", 1)
 	if len(rep.Evidence) == 0 || rep.Evidence[0].Line != 4 {
 		t.Errorf("the failed test (L4) is not first: %+v", rep.Evidence)
