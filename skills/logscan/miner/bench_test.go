@@ -46,11 +46,7 @@ func BenchmarkParse(b *testing.B) {
 func BenchmarkAdd(b *testing.B) {
 	for _, c := range benchCorpora() {
 		b.Run(c.name, func(b *testing.B) {
-			f := Learn(c.lines[:min(len(c.lines), 2000)])
-			msgs := make([]string, len(c.lines))
-			for i, l := range c.lines {
-				msgs[i] = f.Parse(l).Msg(l)
-			}
+			msgs := corpusMsgs(c.lines)
 			m := New()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -191,11 +187,7 @@ func springLines(n int) []string {
 func BenchmarkSkeleton(b *testing.B) {
 	for _, c := range benchCorpora() {
 		b.Run(c.name, func(b *testing.B) {
-			f := Learn(c.lines[:min(len(c.lines), 2000)])
-			msgs := make([]string, len(c.lines))
-			for i, l := range c.lines {
-				msgs[i] = f.Parse(l).Msg(l)
-			}
+			msgs := corpusMsgs(c.lines)
 			var s Sketch
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -206,4 +198,15 @@ func BenchmarkSkeleton(b *testing.B) {
 			}
 		})
 	}
+}
+
+// corpusMsgs returns the messages of lines, past the headers a format
+// learnt from their start finds.
+func corpusMsgs(lines []string) []string {
+	f := Learn(lines[:min(len(lines), 2000)])
+	msgs := make([]string, len(lines))
+	for i, l := range lines {
+		msgs[i] = f.Parse(l).Msg(l)
+	}
+	return msgs
 }
