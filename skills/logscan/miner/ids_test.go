@@ -186,3 +186,19 @@ func TestRandomIDsLeaves(t *testing.T) {
 	}
 	t.Logf("%d lines: %d leaves, %d templates", len(lines), m.Clusters(), len(m.Templates()))
 }
+
+// Generated ids of one letter case with a digit inside are variables
+// whatever their share of digits; names keep their digits at the end or
+// mix cases, and short words are names.
+func TestRandomID(t *testing.T) {
+	for _, s := range []string{"jhbr550gavnq", "nektbwjybf5e", "1ycyzkqzjpijr", "3FXYZT3YRNNWY", "qm3oc4cf2fjh"} {
+		if !randomID(s) || !variable(s) {
+			t.Errorf("%q is not a variable", s)
+		}
+	}
+	for _, s := range []string{"partition12", "worker12345", "ubuntu2204", "sha256", "log4j", "Log4jLoggerFactory", "Http2ServerConnection", "gtxnazjqtbfw"} {
+		if randomID(s) {
+			t.Errorf("randomID(%q) = true", s)
+		}
+	}
+}

@@ -405,6 +405,9 @@ func variable(s string) bool {
 		if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
 			return true
 		}
+		if nd+nl == len(s) && randomID(s) {
+			return true
+		}
 		return wholeVariable(s)
 	}
 	if slash && isPath(s) || colon && len(s) > 3 && hasScheme(s) {
@@ -426,6 +429,32 @@ func variable(s string) bool {
 		}
 	}
 	return false
+}
+
+// randomID reports whether s, ASCII letters and digits with at least one
+// digit, reads as a generated id rather than a word: ten bytes or more,
+// letters of one case, and a letter after a digit ("jhbr550gavnq",
+// "1ycyzkqzjpijr": base-36 session and request ids). Brain's share of
+// digits misses such ids, and the tree then meets every one as a new
+// shape. Names keep their digits at the end ("partition12", "sha256") or
+// mix cases ("Log4jFactory").
+func randomID(s string) bool {
+	if len(s) < 10 {
+		return false
+	}
+	lower, upper, inside := false, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = true
+			inside = inside || i > 0 && isDigit(s[i-1])
+		case c >= 'A' && c <= 'Z':
+			upper = true
+			inside = inside || i > 0 && isDigit(s[i-1])
+		}
+	}
+	return inside && !(lower && upper)
 }
 
 var fullMonths = [...]string{"January", "February", "March", "April", "June", "July", "August", "September", "October", "November", "December"}

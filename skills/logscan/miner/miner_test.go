@@ -223,7 +223,15 @@ func TestSkeletonBypass(t *testing.T) {
 func TestSkeletonDoorkeeper(t *testing.T) {
 	m := New()
 	for i := 0; i < 1000; i++ {
-		m.Add(fmt.Sprintf("user %s logged in", strconv.FormatUint(uint64(i)*0x9e3779b97f4a7c15, 36)))
+		// letters only: the masker keeps the word (a base-36 id with
+		// digits is a variable), so every line is a new shape
+		id := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return 'q' + r - '0'
+			}
+			return r
+		}, strconv.FormatUint(uint64(i)*0x9e3779b97f4a7c15, 36))
+		m.Add(fmt.Sprintf("user %s logged in", id))
 	}
 	once := len(m.skel.entries)
 	m.Add("job 1 done")
