@@ -266,7 +266,8 @@ func mutateWholeWords(s string, seed uint64) string {
 			j++
 		}
 		w := s[i:j]
-		if strings.ContainsAny(w, "0123456789") && (wholeWord(w) || alnumWord(w) && variable(w)) && next()%2 == 0 {
+		alnumWord := strings.IndexFunc(w, func(r rune) bool { return r >= 128 || !isDigit(byte(r)) && !isAlpha(byte(r)) }) < 0
+		if strings.ContainsAny(w, "0123456789") && (wholeWord(w) || alnumWord && variable(w)) && next()%2 == 0 {
 			w = shapes[next()%uint64(len(shapes))]()
 		}
 		out = append(out, w...)
@@ -418,10 +419,16 @@ func FuzzWholeWordFlags(f *testing.F) {
 			return
 		}
 		var acc uint8
+		nd, nl := 0, 0
 		for i := 0; i < len(w); i++ {
 			acc |= skelClass[w[i]]
+			if isDigit(w[i]) {
+				nd++
+			} else if isAlpha(w[i]) {
+				nl++
+			}
 		}
-		if got, want := wholeWordFlags(w, acc), wholeWord(w); got != want {
+		if got, want := wholeWordFlags(w, acc, nd, nl), wholeWord(w); got != want {
 			t.Fatalf("%q: wholeWordFlags %v, wholeWord %v", w, got, want)
 		}
 	})

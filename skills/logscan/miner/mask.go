@@ -398,17 +398,7 @@ func variable(s string) bool {
 		}
 	}
 	if nd > 0 {
-		// Brain's rule: at least 30% digits; long hex ids too.
-		if nd*10 >= 3*(nd+nl) || (hex && nd+nl >= 8) {
-			return true
-		}
-		if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-			return true
-		}
-		if nd+nl == len(s) && randomID(s) {
-			return true
-		}
-		return wholeVariable(s)
+		return variableDigits(s, nd, nl, hex) || wholeVariable(s)
 	}
 	if slash && isPath(s) || colon && len(s) > 3 && hasScheme(s) {
 		return true
@@ -429,6 +419,22 @@ func variable(s string) bool {
 		}
 	}
 	return false
+}
+
+// variableDigits is variable's verdict on a piece holding nd > 0 digits
+// and nl ASCII letters, hex when no letter is past 'f' and nothing but
+// '-', '_' and '.' joins them, before wholeVariable's: the skeleton calls
+// it with the counts of a word of letters and digits only, for which
+// wholeVariable adds nothing.
+func variableDigits(s string, nd, nl int, hex bool) bool {
+	// Brain's rule: at least 30% digits; long hex ids too.
+	if nd*10 >= 3*(nd+nl) || (hex && nd+nl >= 8) {
+		return true
+	}
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		return true
+	}
+	return nd+nl == len(s) && randomID(s)
 }
 
 // randomID reports whether s, ASCII letters and digits with at least one

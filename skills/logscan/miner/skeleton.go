@@ -68,6 +68,7 @@ const (
 	skNonHex             // not a digit, hex letter or joiner: the word is no hex id or number
 	skSlash              // '/', '\\': the word may be a path or URL
 	skBad                // skelVar itself: the message is not cached
+	skOther              // not a separator, digit or ASCII letter: the word is no alphanumeric piece
 
 	skKind = skSep | skDigit | skLetter | skEq
 )
@@ -100,6 +101,9 @@ var skelClass = func() (t [256]uint8) {
 		if b == '/' || b == '\\' {
 			t[c] |= skSlash
 		}
+		if t[c]&(skSep|skDigit|skLetter) == 0 {
+			t[c] |= skOther
+		}
 	}
 	t[skelVar] |= skBad
 	t[skelPVar] |= skBad
@@ -114,11 +118,12 @@ func wholeWord(w string) bool {
 		strings.IndexByte(w, '=') < 0 && wholeVariable(w)
 }
 
-// wholeWordFlags is wholeWord(w) for a word holding a digit whose bytes
-// have the skeleton flags acc: without '/' or '\\' it can be no URL or
-// path, so only wholeVariable's count of digits and hex letters decides,
-// and a byte outside digits, hex letters and joiners rules it out.
-func wholeWordFlags(w string, acc uint8) bool {
+// wholeWordFlags is wholeWord(w) for a word whose bytes have the
+// skeleton flags acc and hold nd digits and nl ASCII letters: without '/'
+// or '\\' it can be no URL or path, so only wholeVariable's count of
+// digits and hex letters decides, and a byte outside digits, hex letters
+// and joiners rules it out.
+func wholeWordFlags(w string, acc uint8, nd, nl int) bool {
 	if acc&skSlash != 0 {
 		return wholeWord(w)
 	}
@@ -130,27 +135,7 @@ func wholeWordFlags(w string, acc uint8) bool {
 	if c := w[len(w)-1]; c == ',' || c == '.' || c == ':' {
 		return false
 	}
-	nd, other := 0, 0
-	for i := 0; i < len(w); i++ {
-		if isDigit(w[i]) {
-			nd++
-		} else if isAlpha(w[i]) {
-			other++
-		}
-	}
-	return nd > 0 && (other == 0 || nd+other >= 8)
-}
-
-// alnumWord reports whether w holds only ASCII letters and digits: the
-// masker then neither trims it nor splits it into pieces, and a variable
-// one is replaced by one wildcard that does not collapse into the next.
-func alnumWord(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if skelClass[w[i]]&(skDigit|skLetter) == 0 {
-			return false
-		}
-	}
-	return true
+	return nd > 0 && (nl == 0 || nd+nl >= 8)
 }
 
 // skelMap rewrites the bytes of a run holding a digit.
@@ -314,6 +299,8 @@ func swarStop(x uint64) uint64 {
 // word ends in msg and out, and skelExact for a `="` outside exact mode or
 // skelBad for a skelVar byte.
 func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordPos) (int, int, []wordPos, int) {
+	// The word's flags decide first: a word replaced whole (most numbers,
+	// addresses, ids) needs no rewriting.
 	wm := i
 	var acc uint8 // the flags of the word's bytes
 	for wm > 0 {
@@ -325,8 +312,7 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 		wm--
 	}
 	ws := k - (i - wm)
-	// The word's end and flags first: a word replaced whole (most numbers,
-	// addresses, ids) needs no rewriting.
+	letters := acc&skLetter != 0 // before the first digit
 	we := i
 	for we < len(msg) {
 		t := skelClass[msg[we]]
@@ -339,20 +325,30 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 	if acc&skBad != 0 {
 		return we, k, words, skelBad
 	}
-	if !exact && wholeWordFlags(msg[wm:we], acc) {
+	// Only digits, letters and joiners (hex ids, numbers, IPs) or only
+	// digits and letters (a variable piece): the counts decide.
+	if !exact && (acc&(skSlash|skNonHex) == 0 || acc&skOther == 0) {
+		w := msg[wm:we]
+		nd, nl := 0, 0
+		for j := 0; j < len(w); j++ {
+			t := skelClass[w[j]]
+			nd += int(t>>1) & 1 // skDigit
+			nl += int(t>>2) & 1 // skLetter
+		}
+		if wholeWordFlags(w, acc, nd, nl) {
+			out[ws] = skelVar
+			return we, ws + 1, words, skelDone
+		}
+		// A word of ASCII letters and digits only: the masker neither
+		// trims it nor splits it into pieces, and for it variable is
+		// variableDigits.
+		if acc&skOther == 0 && variableDigits(w, nd, nl, acc&skNonHex == 0) {
+			out[ws] = skelPVar
+			return we, ws + 1, words, skelDone
+		}
+	} else if !exact && acc&skSlash != 0 && wholeWord(msg[wm:we]) {
 		out[ws] = skelVar
 		return we, ws + 1, words, skelDone
-	}
-	if !exact && acc&(skSlash|skEq) == 0 && alnumWord(msg[wm:we]) && variable(msg[wm:we]) {
-		out[ws] = skelPVar
-		return we, ws + 1, words, skelDone
-	}
-	letters := false
-	for m := ws; m < k; m++ {
-		if skelClass[out[m]]&skLetter != 0 {
-			letters = true
-			break
-		}
 	}
 	rd := false // in a run of letters and digits that holds a digit
 	n := len(msg)
