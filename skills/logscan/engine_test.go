@@ -290,6 +290,11 @@ func TestLevels(t *testing.T) {
 		// CocoaPods' and fastlane's attention marker; Pester's skipped test is indented
 		"[!] Try setting the MATCH_PASSWORD environment variable": lvWarn, "[!] Error installing Firebase": lvError,
 		"   [!] reports what would change 2ms (0ms|2ms)": lvNone,
+		// Robot Framework's results, whatever the test's name says
+		"Login Fails With Wrong Password                                       | PASS |": lvNone,
+		"Apply BUNDLE10 To Eligible Lines Only                                 | FAIL |": lvError,
+		"The text of element 'css:.total' should have been '54.90' but it was '59.90'.": lvError,
+		"a | FAIL | b": lvError, "Error Banner Shown | SKIP |": lvNone,
 		// a part that does not work as expected, but not an expectation met
 		"Heater extruder not heating at expected rate": lvWarn, "fan not spinning as expected": lvWarn, "disk performing as expected": lvNone,
 		// a resource at its limit, but not a full GC or sync

@@ -677,7 +677,8 @@ func stackFrame(msg string) bool {
 // started or passed: go test's "=== RUN" and "--- PASS:", mocha's and
 // jest's check marks, jest's "PASS", GoogleTest's "[ RUN      ]" and
 // "[       OK ]", pytest's "... PASSED", unittest's "... ok", dotnet
-// test's "Passed Name [4 ms]" (and "Skipped").
+// test's "Passed Name [4 ms]" (and "Skipped"), Robot Framework's
+// "Name   | PASS |" (and "| SKIP |").
 func testPassed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	for _, p := range [...]string{"✓", "✔", "√", "--- PASS", "=== RUN", "=== PAUSE", "=== CONT", "PASS ", "ok  ", "[ RUN  ", "[       OK ]", "[  PASSED  ]", "[+] "} {
@@ -686,7 +687,26 @@ func testPassed(msg string) bool {
 		}
 	}
 	m = strings.TrimRight(m, " \t")
-	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || vstestResult(m) || tapOK(m)
+	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || robotStatus(m) == "PASS" || robotStatus(m) == "SKIP" ||
+		vstestResult(m) || tapOK(m)
+}
+
+// robotStatus returns the status of a Robot Framework console line for a
+// test or suite, "Name   | PASS |", or "".
+func robotStatus(m string) string {
+	rest, ok := strings.CutSuffix(m, " |")
+	if !ok {
+		return ""
+	}
+	i := strings.LastIndex(rest, " | ")
+	if i <= 0 {
+		return ""
+	}
+	switch st := rest[i+3:]; st {
+	case "PASS", "FAIL", "SKIP", "NOT RUN":
+		return st
+	}
+	return ""
 }
 
 // tapOK reports whether m is TAP's line for a test that passed:
@@ -730,11 +750,15 @@ func runnerFailure(msg string) bool {
 // "✘", "✖", "×" before the test's title, TAP's "not ok 3 - adds",
 // ScalaTest's "- adds tax *** FAILED ***", cargo-nextest's final status
 // of a test, "TIMEOUT [  60.004s] crate tests::name" (FAIL, TIMEOUT,
-// SIGSEGV …; a "TRY 1 FAIL" is a try it will repeat). A mark
-// before a count ("✖ 19 problems (1 error, 18 warnings)") is a tally.
+// SIGSEGV …; a "TRY 1 FAIL" is a try it will repeat), Robot Framework's
+// "Name   | FAIL |". A mark before a count ("✖ 19 problems (1 error, 18
+// warnings)") is a tally.
 func testFailed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	if strings.HasPrefix(m, "not ok ") || strings.HasSuffix(strings.TrimRight(m, " "), "*** FAILED ***") {
+		return true
+	}
+	if robotStatus(strings.TrimRight(m, " \t")) == "FAIL" {
 		return true
 	}
 	if len(m) > 0 && m[0] >= 'A' && m[0] <= 'Z' && reNextestFail.MatchString(m) {
@@ -839,6 +863,9 @@ func assertionDetail(msg string) bool {
 	}
 	if strings.HasPrefix(m, "Expected ") && strings.Contains(m, " but got ") {
 		return true // Pester, Chai and others: "Expected 30, but got 90."
+	}
+	if i := strings.Index(m, " should have been "); i > 0 && strings.Contains(m[i:], " but it was ") {
+		return true // Robot Framework's libraries: "… should have been '54.90' but it was '59.90'."
 	}
 	if i := strings.Index(m, "but was:"); i > 0 && strings.Contains(m[:i], "expected") {
 		// JUnit and Hamcrest anywhere in a line: surefire's summary
