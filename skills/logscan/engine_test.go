@@ -300,6 +300,9 @@ func TestLevels(t *testing.T) {
 		// a resource at its limit, but not a full GC or sync
 		"[zone: pf states] PF states limit reached": lvWarn, "The transaction log for database 'Orders' is full": lvWarn,
 		"Pause Full (System.gc()) 812M->301M(2048M) 95.2ms": lvNone, "starting full resync with replica": lvNone,
+		"batch response: This repository is over its data quota.": lvWarn, "write /data/seg-7: no space left on device": lvWarn,
+		"accept tcp [::]:8080: accept4: too many open files": lvWarn, "listen tcp :8080: bind: address already in use": lvWarn,
+		"remaining quota: 5 GB of 10 GB": lvNone, "address already known": lvNone,
 		// a warning's class name, as Node.js, Python and .NET print them
 		"(node:1) MaxListenersExceededWarning: Possible EventEmitter memory leak detected": lvWarn,
 		"/app/db.py:12: SAWarning: relationship will copy column":                          lvWarn, "Warningless mode on": lvNone,

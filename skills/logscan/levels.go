@@ -367,11 +367,12 @@ var (
 	reWarnWord  = regexp.MustCompile(`(?i)\b(warn|warnings?|denied|refused|timed out|timeout|cannot|can't|could not|couldn't|unable to|not found|invalid|corrupt(ed)?|overrun|overflow|exhausted|retry(ing)?|unavailable|not available|not responding|unresponsive|unreachable|mismatch(ed)?|deprecated|starvation|rejected|dropped|lost|missing|bad|does not satisfy|unsatisfi(ed|able)|incompatible|exceeded|terminated|stalled|cancell?ed)\b|(?-i:\b[A-Z]\w*Warning\b)`)
 	// More of each, kept apart: a regular expression of more than 500
 	// instructions runs on Go's slower NFA rather than its backtracker.
-	// A process that died, TeX's errors; a resource at its limit, a part
-	// that is down, one that does not work as expected ("Heater extruder
-	// not heating at expected rate").
+	// A process that died, TeX's errors; a resource at its limit or used
+	// up (a quota, a disk, file descriptors, a port), a part that is down,
+	// one that does not work as expected ("Heater extruder not heating at
+	// expected rate").
 	reErrorWord2 = regexp.MustCompile(`(?i)\b(died|undefined control sequence|emergency stop|runaway argument)\b`)
-	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected)\b`)
+	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected|over (?:its|the|your) (?:\w+ )?quota|no space left|too many open files|address already in use)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
@@ -559,7 +560,7 @@ func cmakeStatus(msg string) bool {
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "race", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
 	"not ", "undefined", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad",
-	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway", "died"}
+	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway", "died", "quota", "no space", "too many", "already in"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
