@@ -293,7 +293,7 @@ func TestLevels(t *testing.T) {
 		// Robot Framework's results, whatever the test's name says
 		"Login Fails With Wrong Password                                       | PASS |": lvNone,
 		"Apply BUNDLE10 To Eligible Lines Only                                 | FAIL |": lvError,
-		"The text of element 'css:.total' should have been '54.90' but it was '59.90'.": lvError,
+		"The text of element 'css:.total' should have been '54.90' but it was '59.90'.":  lvError,
 		"a | FAIL | b": lvError, "Error Banner Shown | SKIP |": lvNone,
 		// a part that does not work as expected, but not an expectation met
 		"Heater extruder not heating at expected rate": lvWarn, "fan not spinning as expected": lvWarn, "disk performing as expected": lvNone,
