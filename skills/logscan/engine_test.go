@@ -266,6 +266,8 @@ func TestLevels(t *testing.T) {
 		"-- Performing Test QUILL_HAVE_WNO_ERROR_DATE_TIME - Success": lvNone,
 		" ERR_PNPM_OUTDATED_LOCKFILE  Cannot install":                 lvError,
 		"(03112-38) _WARN: bayes: cannot open bayes databases":        lvWarn,
+		// zerolog's console levels, as the header detector knows them
+		"2:41PM WRN leaks found: 1": lvWarn, "2:41PM INF 3 commits scanned.": lvInfo,
 	}
 	for in, want := range cases {
 		if got := detectLevel(in); got != want {

@@ -40,20 +40,21 @@ func levelOf(name string) uint8 {
 	return lvNone
 }
 
-// levelWord maps a level word (upper case) to a level.
+// levelWord maps a level word (upper case) to a level; with the header
+// detector's short forms (zerolog's console "WRN", "INF", log15's "EROR").
 func levelWord(w string) uint8 {
 	switch w {
-	case "ERROR", "ERR", "SEVERE", "FAILED":
+	case "ERROR", "ERR", "EROR", "SEVERE", "FAILED":
 		return lvError
-	case "FATAL", "CRIT", "CRITICAL", "PANIC", "ALERT", "EMERG", "EMERGENCY":
+	case "FATAL", "FATL", "FTL", "CRIT", "CRITICAL", "PANIC", "ALERT", "EMERG", "EMERGENCY":
 		return lvFatal
-	case "WARN", "WARNING":
+	case "WARN", "WARNING", "WRN":
 		return lvWarn
-	case "INFO", "NOTICE", "NOTE":
+	case "INFO", "INF", "NOTICE", "NOTE":
 		return lvInfo
-	case "DEBUG", "FINE", "VERBOSE":
+	case "DEBUG", "DBG", "DBUG", "FINE", "VERBOSE":
 		return lvDebug
-	case "TRACE", "FINER", "FINEST":
+	case "TRACE", "TRC", "FINER", "FINEST":
 		return lvTrace
 	}
 	return lvNone
@@ -372,7 +373,7 @@ var (
 	// one that does not work as expected ("Heater extruder not heating at
 	// expected rate").
 	reErrorWord2 = regexp.MustCompile(`(?i)\b(died|undefined control sequence|emergency stop|runaway argument)\b`)
-	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected|over (?:its|the|your) (?:\w+ )?quota|no space left|too many open files|address already in use)\b`)
+	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected|over quota|over its quota|over its \w+ quota|over the quota|over your quota|no space left|too many open files|address already in use)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
