@@ -285,6 +285,19 @@ func TestLevels(t *testing.T) {
 	if reCrash.MatchString("RuntimeError: Event loop is closed") {
 		t.Error("Python's RuntimeError is an exception, not a crash marker")
 	}
+	// a watchdog that fired is a crash marker; the word in a name is not
+	for _, m := range []string{"E (5423) task_wdt: Task watchdog got triggered.", "watchdog: BUG: soft lockup - CPU#2 stuck for 22s!",
+		"NETDEV WATCHDOG: eth0 (i40e): transmit queue 3 timed out"} {
+		if !reCrash.MatchString(m) {
+			t.Errorf("%q is a crash marker", m)
+		}
+	}
+	for _, m := range []string{"Downloading watchdog-5.0.2-py3-none-manylinux2014_x86_64.whl (78 kB)",
+		"[2024-03-12 18:16:08] watchdog.garden INFO : Restarting ffmpeg...", "Building C object main/CMakeFiles/__idf_main.dir/watchdog.c.obj"} {
+		if reCrash.MatchString(m) {
+			t.Errorf("%q is no crash marker", m)
+		}
+	}
 	for in, want := range map[string]uint8{"0 errors, 3 warnings": lvWarn, "Build finished with no errors": lvNone, "connection failed": lvError, "all good": lvNone,
 		// the Elm compiler's report headings; a SQL comment is none
 		"-- DEBUG REMNANTS ----------------------------------": lvError, "-- TYPE MISMATCH ---------- src/Main.elm": lvError,

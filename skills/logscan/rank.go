@@ -14,7 +14,7 @@ import (
 // testdata); none is tuned to one file.
 var (
 	// Crashes: the process or device died.
-	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|\bruntime error\b|terminate called after throwing|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog|brownout|unhandled exception|\bkilled\b|\bdied\b|\bsignal[ =](?:6|9|11)\b|data race|` +
+	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|\bruntime error\b|terminate called after throwing|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog (?:got )?(?:triggered|timeout|reset|bite|expired)|watchdog timer expired|watchdog: bug|netdev watchdog|(?:soft|hard) lockup|brownout|unhandled exception|\bkilled\b|\bdied\b|\bsignal[ =](?:6|9|11)\b|data race|` +
 		// a CI runner stopping a job that hung or ran too long
 		`no output has been received|maximum (execution )?time|time limit (for jobs|exceeded)|stalled build`)
 	// A CI runner's notice that it stopped a job that hung or ran too
@@ -58,7 +58,11 @@ var (
 	// "Errors: 1" ends the line or the list goes on ("error: 400 ::" is a
 	// status code).
 	reSummary = regexp.MustCompile(`(?i)(^|[\s(\[,])\d+ (\w+ )?(errors?|failures?|failed|problems?)(\s*[,;.()|]|\s*$|\s+(in|and|out of)\b)|\b\d+ error\(s\)|\berror\(s\)|\b(errors?|failures?|failed): \d+(\s*[,;)]|\s*$)|\b(previous|earlier|above|preceding) (\d+ )?(errors?|failures?)|\b(this|the above) (error|failure)\b|failures? listed here`)
-	reKnown   = []known{
+	// reDiffReport finds a diff's added line that is a report with its
+	// own level, "+ERROR:  extension \"x\" has no installation script":
+	// code does not start that way, a program's output does.
+	reDiffReport = regexp.MustCompile(`(?:^|\s)\+(?:ERROR|FATAL|PANIC|WARNING):\s`)
+	reKnown      = []known{
 		{regexp.MustCompile(`(?i)no space left on device|disk quota|disk full`), "disk full"},
 		{regexp.MustCompile(`(?i)too many open files`), "file descriptors exhausted"},
 		{regexp.MustCompile(`(?i)connection refused|ECONNREFUSED`), "connection refused"},
@@ -748,7 +752,13 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		add(w, fmt.Sprintf("Gradle's account of what went wrong at L%d", c.wrong))
 	}
 	if r, ok := regionOf(fs.steps.hunks, c.line); ok && c.level >= lvWarn {
-		add(-3, fmt.Sprintf("a line of the diff at L%d", r[0]-1))
+		if reDiffReport.MatchString(text) {
+			// pg_regress's and other harnesses' expected-versus-actual
+			// output: an added report is what the program printed instead
+			add(1, fmt.Sprintf("printed instead of the expected output (diff at L%d)", r[0]-1))
+		} else {
+			add(-3, fmt.Sprintf("a line of the diff at L%d", r[0]-1))
+		}
 	}
 	if r, ok := regionOf(fs.steps.runner, c.line); ok && c.level >= lvWarn && !wrapper && !summary {
 		add(-2.5, fmt.Sprintf("printed by the CI runner's own stage at L%d", r[0]))

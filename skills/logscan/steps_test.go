@@ -633,3 +633,39 @@ func TestReportRecordMessage(t *testing.T) {
 		t.Errorf("the finding's message (L49) is not in the top 3 as the error L46 announced (%q): %+v", why, rep.Evidence)
 	}
 }
+
+// TestDiffOfOutput: a test harness's expected-versus-actual diff
+// (pg_regress's regression.diffs) shows what the program printed instead;
+// an added report with its own level there is evidence, while an error
+// word in a formatter's diff of code is not.
+func TestDiffOfOutput(t *testing.T) {
+	text := strings.Join([]string{
+		"+ black --check --diff src",
+		"--- src/retry.py\t(original)",
+		"+++ src/retry.py\t(formatted)",
+		"@@ -1,2 +1,2 @@",
+		"-    raise RetryError('gave up after %d tries' % n)",
+		"+    raise RetryError(\"gave up after %d tries\" % n)",
+		"would reformat src/retry.py",
+		"+ make installcheck",
+		"diff -U3 /w/test/expected/setup.out /w/results/setup.out",
+		"--- /w/test/expected/setup.out",
+		"+++ /w/results/setup.out",
+		"@@ -1,3 +1,3 @@",
+		" CREATE EXTENSION tdigest;",
+		"+ERROR:  extension \"tdigest\" has no installation script nor update path for version \"1.5.0\"",
+		" SELECT 1;",
+		"not ok 1     - setup                                      14 ms",
+		"make: *** [installcheck] Error 1",
+	}, "\n") + "\n"
+	rep := analyzeText(t, "pgxn.log", text, 20)
+	if r := rankOf(rep, "", 14); r == 0 || r > 3 {
+		t.Errorf("the added ERROR line of the output diff ranks %d, want the top 3", r)
+	}
+	if why, ok := reasonOf(rep, 14); !ok || !strings.Contains(why, "instead of the expected output") {
+		t.Errorf("reason %q", why)
+	}
+	if why, ok := reasonOf(rep, 6); ok && !strings.Contains(why, "a line of the diff") {
+		t.Errorf("the formatter's code line is evidence for %q", why)
+	}
+}
