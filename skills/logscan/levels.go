@@ -456,6 +456,9 @@ func keywordLevelWords(msg string) uint8 {
 	if pytestExplanation(msg) || assertionDetail(msg) || testFailed(msg) {
 		return lvError
 	}
+	if strings.Contains(msg, "not found") && reCommandNotFound.MatchString(msg) {
+		return lvError // the script stops there (exit status 127)
+	}
 	if l := aptLevel(msg); l != lvNone {
 		return l
 	}
@@ -494,6 +497,11 @@ func keywordLevelWords(msg string) uint8 {
 	}
 	return lvNone
 }
+
+// reCommandNotFound reads a shell's report of a missing command: dash's
+// "sh: 1: tsc: not found", bash's "bash: line 3: jq: command not found",
+// zsh's "zsh: command not found: jq".
+var reCommandNotFound = regexp.MustCompile(`\b(?:sh|bash|dash|zsh|ash|ksh)(?:: line \d+)?: (?:\d+: )?[^\s:]+: (?:command )?not found\b|\bcommand not found: \S`)
 
 func errorWord(msg string) bool { return reErrorWord.MatchString(msg) || reErrorWord2.MatchString(msg) }
 
