@@ -287,12 +287,15 @@ func TestLevels(t *testing.T) {
 	}
 	// a watchdog that fired is a crash marker; the word in a name is not
 	for _, m := range []string{"E (5423) task_wdt: Task watchdog got triggered.", "watchdog: BUG: soft lockup - CPU#2 stuck for 22s!",
+		"Killed", "/usr/bin/ld: final link failed: Killed", "worker 12 was killed by signal 9", "Process 4411 (java) killed, out of memory",
 		"NETDEV WATCHDOG: eth0 (i40e): transmit queue 3 timed out"} {
 		if !reCrash.MatchString(m) {
 			t.Errorf("%q is a crash marker", m)
 		}
 	}
 	for _, m := range []string{"Downloading watchdog-5.0.2-py3-none-manylinux2014_x86_64.whl (78 kB)",
+		// a game's kill feed
+		`L 06/03/2024 - 21:02:08: "Kyra<9><[U:1:55201938]><Blue>" killed "Pyro<4><[U:1:1]><Red>" with "scattergun"`,
 		"[2024-03-12 18:16:08] watchdog.garden INFO : Restarting ffmpeg...", "Building C object main/CMakeFiles/__idf_main.dir/watchdog.c.obj"} {
 		if reCrash.MatchString(m) {
 			t.Errorf("%q is no crash marker", m)

@@ -14,7 +14,7 @@ import (
 // testdata); none is tuned to one file.
 var (
 	// Crashes: the process or device died.
-	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|\bruntime error\b|terminate called after throwing|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog (?:got )?(?:triggered|timeout|reset|bite|expired)|watchdog timer expired|watchdog: bug|netdev watchdog|(?:soft|hard) lockup|brownout|unhandled exception|\bkilled\b|\bdied\b|\bsignal[ =](?:6|9|11)\b|data race|` +
+	reCrash = regexp.MustCompile(`(?i)guru meditation|\bpanic(ked|'ed)?\b|\bruntime error\b|terminate called after throwing|OutOfMemoryError|out of memory|\boom[- ]?kill|killed process|segmentation fault|\bsig(segv|abrt|kill|bus)\b|core dumped|fatal error|stack overflow|double free|kernel panic|watchdog (?:got )?(?:triggered|timeout|reset|bite|expired)|watchdog timer expired|watchdog: bug|netdev watchdog|(?:soft|hard) lockup|brownout|unhandled exception|\bkilled(?:$|[^\w "]| [^"])|\bdied\b|\bsignal[ =](?:6|9|11)\b|data race|` +
 		// a CI runner stopping a job that hung or ran too long
 		`no output has been received|maximum (execution )?time|time limit (for jobs|exceeded)|stalled build`)
 	// A CI runner's notice that it stopped a job that hung or ran too
