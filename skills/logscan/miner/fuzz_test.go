@@ -207,11 +207,9 @@ func checkSkeleton(t *testing.T, a, b string) bool {
 	var ma, mb masker
 	x, y := string(ma.mask(a)), string(mb.mask(b))
 	var c skelCache
-	c.buf, c.words = ka, wa
-	c.store(a, ma.kept, 7) // the first sighting may only be noted
-	c.store(a, ma.kept, 7)
-	c.buf, c.words = kb, wb
-	id, hit := c.lookup(b)
+	c.store(ka, wa, a, ma.kept, 7) // the first sighting may only be noted
+	c.store(ka, wa, a, ma.kept, 7)
+	id, hit := c.lookup(kb, wb, b)
 	if hit && (id != 7 || x != y) {
 		t.Fatalf("cache hit for different keys (skeleton %q):\n%q -> %q\n%q -> %q", ka, a, x, b, y)
 	}

@@ -176,7 +176,7 @@ func (m *Miner) Add(msg string) int {
 	}
 	var cacheable bool
 	c.buf, c.words, cacheable = skeleton(c.buf[:0], c.words[:0], msg)
-	return m.addSkeleton(msg, cacheable)
+	return m.addSkeleton(msg, c.buf, c.words, cacheable)
 }
 
 // AddSketched is Add(msg) for the message that s.Add returned i for: the
@@ -187,11 +187,7 @@ func (m *Miner) AddSketched(msg string, s *Sketch, i int) int {
 		return m.addBypass(msg)
 	}
 	sp := s.spans[i]
-	own, ownWords := c.buf, c.words
-	c.buf, c.words = s.buf[sp.b0:sp.b1:sp.b1], s.words[sp.w0:sp.w1:sp.w1]
-	id := m.addSkeleton(msg, sp.ok)
-	c.buf, c.words = own, ownWords
-	return id
+	return m.addSkeleton(msg, s.buf[sp.b0:sp.b1:sp.b1], s.words[sp.w0:sp.w1:sp.w1], sp.ok)
 }
 
 // addBypass is Add while the skeleton cache is paused.
@@ -203,11 +199,12 @@ func (m *Miner) addBypass(msg string) int {
 	return int(id)
 }
 
-// addSkeleton is Add once msg's skeleton is in m.skel.buf and .words.
-func (m *Miner) addSkeleton(msg string, cacheable bool) int {
+// addSkeleton is Add once msg's skeleton key and rewritten words are
+// known.
+func (m *Miner) addSkeleton(msg string, key []byte, words []wordPos, cacheable bool) int {
 	c := &m.skel
 	if cacheable {
-		id, ok := c.lookup(msg)
+		id, ok := c.lookup(key, words, msg)
 		c.count(ok)
 		if ok {
 			m.leaves[id].count++
@@ -216,7 +213,7 @@ func (m *Miner) addSkeleton(msg string, cacheable bool) int {
 	}
 	id, real := m.addMasked(msg)
 	if cacheable && real {
-		c.store(msg, m.mk.kept, id)
+		c.store(key, words, msg, m.mk.kept, id)
 	}
 	return int(id)
 }

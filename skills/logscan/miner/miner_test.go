@@ -279,8 +279,7 @@ func TestSkeletonWholeVariables(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		for _, msg := range msgs {
 			k, w, _ := skeleton(nil, nil, msg)
-			m.skel.buf, m.skel.words = k, w
-			if _, ok := m.skel.lookup(msg); ok {
+			if _, ok := m.skel.lookup(k, w, msg); ok {
 				hits++
 			}
 			if got, want := m.Add(msg), ref.addNoCache(msg); got != want {

@@ -457,8 +457,8 @@ type skelCache struct {
 	entries []skelEntry
 	n       int // keys held (skeletons and kept-byte variants)
 	bytes   int
-	buf     []byte    // the current skeleton
-	words   []wordPos // the current skeleton's rewritten words
+	buf     []byte    // Add's skeleton of the current message
+	words   []wordPos // its rewritten words
 	vbuf    []byte    // the current kept bytes
 
 	probes, hits int // lookups and hits in the current window
@@ -501,9 +501,10 @@ func keptBytes(dst []byte, kept []span, words []wordPos, msg string) ([]byte, bo
 	return dst, true
 }
 
-// lookup returns the cached leaf of msg, whose skeleton is in c.buf.
-func (c *skelCache) lookup(msg string) (int32, bool) {
-	ei, ok := c.idx[string(c.buf)]
+// lookup returns the cached leaf of msg, whose skeleton is key with the
+// rewritten words words.
+func (c *skelCache) lookup(key []byte, words []wordPos, msg string) (int32, bool) {
+	ei, ok := c.idx[string(key)]
 	if !ok {
 		return 0, false
 	}
@@ -511,7 +512,7 @@ func (c *skelCache) lookup(msg string) (int32, bool) {
 	if e.kept == nil {
 		return e.leaf, true
 	}
-	v, ok := keptBytes(c.vbuf[:0], e.kept, c.words, msg)
+	v, ok := keptBytes(c.vbuf[:0], e.kept, words, msg)
 	c.vbuf = v
 	if !ok {
 		return 0, false
@@ -520,12 +521,12 @@ func (c *skelCache) lookup(msg string) (int32, bool) {
 	return id, ok
 }
 
-// seenBefore reports whether the skeleton in c.buf was offered before,
+// seenBefore reports whether the skeleton key was offered before,
 // and notes it. A direct-mapped table of hash tags: a collision only
 // delays or hastens caching, never changes a result. It keeps shapes that
 // never repeat (a line with a fresh hex id) out of the cache, so they cost
 // no allocation.
-func (c *skelCache) seenBefore() bool {
+func (c *skelCache) seenBefore(key []byte) bool {
 	if c.seen == nil {
 		if c.n < skelDoorFree {
 			return true // a small cache admits freely: a one-line miner allocates no table
@@ -533,7 +534,7 @@ func (c *skelCache) seenBefore() bool {
 		c.seen = make([]uint32, skelDoorSlots)
 		c.seed = maphash.MakeSeed()
 	}
-	h := maphash.Bytes(c.seed, c.buf)
+	h := maphash.Bytes(c.seed, key)
 	slot, tag := h&(skelDoorSlots-1), uint32(h>>32)|1
 	if c.seen[slot] == tag {
 		return true
@@ -542,17 +543,18 @@ func (c *skelCache) seenBefore() bool {
 	return false
 }
 
-// store remembers that msg, whose skeleton is in c.buf, went to leaf id;
+// store remembers that msg, whose skeleton is key with the rewritten
+// words words, went to leaf id;
 // kept are the message spans the masker copied as written.
-func (c *skelCache) store(msg string, kept []span, id int32) {
+func (c *skelCache) store(key []byte, words []wordPos, msg string, kept []span, id int32) {
 	if c.idx == nil || c.n >= maxSkeletons || c.bytes > maxSkeletonBytes {
 		c.idx = make(map[string]int32, 1024)
 		c.entries = c.entries[:0]
 		c.n, c.bytes = 0, 0
 	}
-	ei, ok := c.idx[string(c.buf)]
+	ei, ok := c.idx[string(key)]
 	if !ok {
-		if !c.seenBefore() {
+		if !c.seenBefore(key) {
 			return // a skeleton is kept from its second sighting on
 		}
 		e := skelEntry{leaf: id}
@@ -561,28 +563,28 @@ func (c *skelCache) store(msg string, kept []span, id int32) {
 			e.kept = make([]span, 0, len(kept))
 			k := 0
 			for _, sp := range kept {
-				for k < len(c.words) && c.words[k].msg+c.words[k].n <= sp.start {
+				for k < len(words) && words[k].msg+words[k].n <= sp.start {
 					k++
 				}
-				if k == len(c.words) || sp.start < c.words[k].msg || sp.end > c.words[k].msg+c.words[k].n {
+				if k == len(words) || sp.start < words[k].msg || sp.end > words[k].msg+words[k].n {
 					return // not in a rewritten word: do not cache
 				}
-				off := c.words[k].skel - c.words[k].msg
+				off := words[k].skel - words[k].msg
 				e.kept = append(e.kept, span{sp.start + off, sp.end + off})
 			}
 			e.vals = map[string]int32{}
 		}
 		ei = int32(len(c.entries))
 		c.entries = append(c.entries, e)
-		c.idx[string(c.buf)] = ei
+		c.idx[string(key)] = ei
 		c.n++
-		c.bytes += len(c.buf)
+		c.bytes += len(key)
 	}
 	e := &c.entries[ei]
 	if e.kept == nil {
 		return
 	}
-	v, ok := keptBytes(c.vbuf[:0], e.kept, c.words, msg)
+	v, ok := keptBytes(c.vbuf[:0], e.kept, words, msg)
 	c.vbuf = v
 	if !ok {
 		return
