@@ -160,12 +160,14 @@ var skelMap = func() (t [256]byte) {
 	return t
 }()
 
-// wordPos maps a rewritten-in-place word of the skeleton to the message.
+// wordPos maps a rewritten-in-place word of the skeleton to the message:
+// where it starts in the skeleton and in the message, and its length.
 type wordPos struct{ skel, msg, n int32 }
 
 // skeleton appends msg's skeleton to dst and the positions of its
-// rewritten-in-place words to words. ok is false for a message the cache
-// must not serve (longer than the masker's limit).
+// rewritten-in-place words, from the skeleton's start, to words. ok is
+// false for a message the cache must not serve (longer than the
+// masker's limit).
 func skeleton(dst []byte, words []wordPos, msg string) ([]byte, []wordPos, bool) {
 	if len(msg) > maxMsgBytes {
 		return dst, words, false
@@ -217,7 +219,7 @@ func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, 
 			return dst[:base], words, skelBad
 		}
 		var st int
-		i, k, words, st = digitWord(out, msg, i, k, base, exact, words)
+		i, k, words, st = digitWord(out, msg, i, k, exact, words)
 		if st != skelDone {
 			return dst[:base], words, st
 		}
@@ -298,7 +300,7 @@ func swarStop(x uint64) uint64 {
 // letter-free one each run of digits becomes one '1'. It returns where the
 // word ends in msg and out, and skelExact for a `="` outside exact mode or
 // skelBad for a skelVar byte.
-func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordPos) (int, int, []wordPos, int) {
+func digitWord(out []byte, msg string, i, k int, exact bool, words []wordPos) (int, int, []wordPos, int) {
 	// The word's flags decide first: a word replaced whole (most numbers,
 	// addresses, ids) needs no rewriting.
 	wm := i
@@ -394,7 +396,7 @@ func digitWord(out []byte, msg string, i, k, base int, exact bool, words []wordP
 	}
 settle:
 	if exact || letters || strings.Contains(msg[wm:i], "://") {
-		return i, k, append(words, wordPos{int32(base + ws), int32(wm), int32(i - wm)}), skelDone
+		return i, k, append(words, wordPos{int32(ws), int32(wm), int32(i - wm)}), skelDone
 	}
 	// letter-free: every digit is a '1' and nothing else is
 	w, prev := ws, false
@@ -430,9 +432,6 @@ func (s *Sketch) Add(msg string) int {
 	b0, w0 := len(s.buf), len(s.words)
 	var ok bool
 	s.buf, s.words, ok = skeleton(s.buf, s.words, msg)
-	for k := w0; k < len(s.words); k++ {
-		s.words[k].skel -= int32(b0)
-	}
 	s.spans = append(s.spans, sketchSpan{int32(b0), int32(len(s.buf)), int32(w0), int32(len(s.words)), ok})
 	return len(s.spans) - 1
 }
