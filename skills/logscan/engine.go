@@ -54,6 +54,9 @@ type cand struct {
 	// foretold is, for a warning that foretold its file's incident in the
 	// words of its errors (see foretold), the first of those errors' lines
 	foretold int
+	// failedFor is, for a warning shortly before a verdict that the run
+	// failed for its warnings (see warnVerdicts), the verdict's line
+	failedFor int
 	// drift is, for a change candidate that is a setting differing from
 	// its first event (see noteDrift), what changed
 	drift string

@@ -589,6 +589,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	all = append(all, e.changeCands(rc, groups, merged)...)
 	all = shortlist(all, maxScored)
 	rc.lastBeforeStop = lastBeforeStop(all)
+	warnVerdicts(all)
 	var out []scored
 	for _, c := range all {
 		s := e.score(c, rc, lastErr)
@@ -792,6 +793,11 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 	if c.foretold > 0 {
 		add(foretoldWeight*pw, fmt.Sprintf("warned of the errors at L%d", c.foretold))
 	}
+	if c.failedFor > 0 {
+		// the nearer the verdict, the likelier the warning it counted
+		near := 1 - float64(c.failedFor-c.line)/float64(warnVerdictWindow)
+		add(1.5*near, fmt.Sprintf("a warning the run failed for at L%d", c.failedFor))
+	}
 	if c.change > 0 {
 		add(changeWeight*pw, changeReason(c))
 	} else if c.level < rc.tier(c.file) && c.sub == 0 && pw > 0 {
@@ -857,6 +863,42 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 		}
 	}
 	return s
+}
+
+// Warnings made errors. mkdocs --strict ("Aborted with 1 warnings in
+// strict mode!"), Zephyr's Kconfig ("error: Aborting due to Kconfig
+// warnings"), gcc -Werror ("cc1: all warnings being treated as errors"):
+// the verdict is an error that names no cause, and the cause is a warning
+// printed just before it, which ranks below every error. A warning within
+// warnVerdictWindow lines before such a verdict is what the run failed
+// for, the more so the nearer it is.
+const warnVerdictWindow = 40
+
+// reWarnVerdict matches a verdict that a run failed because of warnings;
+// warnVerdict checks that no error is counted with them.
+var reWarnVerdict = regexp.MustCompile(`(?i)\b(?:abort(?:ed|ing)?|fail(?:ed|ing|s)?|stop(?:ped|ping)?|exit(?:ed|ing)?|error)\b[^.!]{0,40}?\b(?:due to|because of|with)\b([^.!]{0,30}?)\bwarnings?\b|\bwarnings? (?:being |are |were |is )?treated as errors?\b`)
+
+func warnVerdict(text string) bool {
+	m := reWarnVerdict.FindStringSubmatch(text)
+	return m != nil && !strings.Contains(strings.ToLower(m[1]), "error")
+}
+
+// warnVerdicts sets c.failedFor on the warnings shortly before a verdict
+// that the run failed for its warnings.
+func warnVerdicts(all []*cand) {
+	var verdicts [][2]int
+	for _, c := range all {
+		if c.level >= lvError && warnVerdict(c.text) {
+			verdicts = append(verdicts, [2]int{int(c.file), c.line})
+		}
+	}
+	for _, v := range verdicts {
+		for _, c := range all {
+			if c.level == lvWarn && int(c.file) == v[0] && c.line < v[1] && c.line >= v[1]-warnVerdictWindow && (c.failedFor == 0 || v[1] < c.failedFor) {
+				c.failedFor = v[1]
+			}
+		}
+	}
 }
 
 // stopWindow is how far before a runner's notice that it stopped a job

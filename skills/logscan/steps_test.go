@@ -669,3 +669,45 @@ func TestDiffOfOutput(t *testing.T) {
 		t.Errorf("the formatter's code line is evidence for %q", why)
 	}
 }
+
+// TestWarningsMadeErrors: a run failed for its warnings ("Aborted with 1
+// warnings in strict mode!") names no cause; the warnings just before the
+// verdict are it, the nearest most, and a warning far before is not.
+func TestWarningsMadeErrors(t *testing.T) {
+	for s, want := range map[string]bool{
+		"Aborted with 1 warnings in strict mode!":    true,
+		"error: Aborting due to Kconfig warnings":    true,
+		"cc1: all warnings being treated as errors":  true,
+		"Build failed with 2 errors and 3 warnings":  false,
+		"Finished with 3 warnings":                   false,
+		"ERROR: failed to fetch index, see warnings": false,
+	} {
+		if got := warnVerdict(s); got != want {
+			t.Errorf("warnVerdict(%q) = %v", s, got)
+		}
+	}
+	lines := []string{"INFO    -  Cleaning site directory",
+		"WARNING -  A reference to 'old/page.md' is included in the nav but not found"}
+	for i := 0; i < 60; i++ {
+		lines = append(lines, fmt.Sprintf("INFO    -  Rendered page %d of the site", i))
+	}
+	lines = append(lines,
+		"ERROR   -  Error reading page 'api.md': retrying after a lock timeout",
+		"INFO    -  Page 'api.md' read on the second try",
+		"WARNING -  griffe: src/x/client.py:142: Parameter 'retries' does not appear in the function signature",
+		"INFO    -  Documentation built in 1.21 seconds",
+		"Aborted with 1 warnings in strict mode!")
+	rep := analyzeText(t, "mkdocs.log", strings.Join(lines, "\n")+"\n", 20)
+	verdict, cause := len(lines), len(lines)-2
+	// (below the verdict and an error that was retried, above the
+	// earlier warning)
+	if r := rankOf(rep, "", cause); r == 0 || r > 3 {
+		t.Errorf("the warning before the verdict ranks %d, want the top 3", r)
+	}
+	if why, _ := reasonOf(rep, cause); !strings.Contains(why, fmt.Sprintf("a warning the run failed for at L%d", verdict)) {
+		t.Errorf("reason %q", why)
+	}
+	if why, _ := reasonOf(rep, 2); strings.Contains(why, "the run failed for") {
+		t.Errorf("a warning %d lines before the verdict: %q", verdict-2, why)
+	}
+}
