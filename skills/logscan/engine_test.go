@@ -254,6 +254,8 @@ func TestLevels(t *testing.T) {
 		"(pass) formatMoney > rejects NaN with an error [0.16ms]":             lvInfo,
 		"2024-06-25T13:06:21Z (skip) dead-letters after ledger error":         lvInfo,
 		"retry (fail) counter": lvNone,
+		// Rollup's and Vite's warning mark
+		"10:42:58.990	(!) Found dead link ./retries in file guide/backoff.md": lvWarn, "see note (!) here": lvNone,
 		// TAP's results, also behind ctest's test number
 		"1: ok 5 - corrupt checksum fails with QUILL_ERR_CHECKSUM": lvInfo, "not ok 3 - parses the header": lvError,
 		"2024-06-11T09:17:02Z ok 12 - error path is covered": lvInfo, "look ok 4 me": lvNone,

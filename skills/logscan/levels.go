@@ -231,7 +231,8 @@ func symbolLevel(s string) uint8 {
 
 // resultLevel reads the result a test runner prints before a test's name,
 // bun's "(pass) ", "(fail) ", "(skip) " and "(todo) " and TAP's "ok 4 - "
-// and "not ok 4 - " (also behind ctest's "1: "), at the start of the line
+// and "not ok 4 - " (also behind ctest's "1: "), and Rollup's warning
+// mark "(!) ", at the start of the line
 // or after a header of no lower-case word (a timestamp) in its first 48
 // bytes: a failed test is an error, the others are info whatever their
 // names say ("(pass) rejects NaN with an error", "ok 5 - corrupt checksum
@@ -241,11 +242,14 @@ func resultLevel(s string) uint8 {
 	for i < len(s) && i < 48 && s[i] != '(' && (s[i] < 'a' || s[i] > 'z') {
 		i++
 	}
-	if i == len(s) || i == 48 || i > 0 && s[i-1] != ' ' {
+	if i == len(s) || i == 48 || i > 0 && s[i-1] != ' ' && s[i-1] != '\t' {
 		return lvNone
 	}
 	r := s[i:]
 	if r[0] == '(' {
+		if strings.HasPrefix(r, "(!) ") {
+			return lvWarn // Rollup's and Vite's warnings: "(!) Circular dependency"
+		}
 		if len(r) < 7 || r[5] != ')' || r[6] != ' ' {
 			return lvNone
 		}
