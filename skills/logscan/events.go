@@ -544,9 +544,22 @@ func byteAt(s string) byte {
 	return s[0]
 }
 
+// hresult reports whether s starts with " (258):" or " (0x80131904):".
+func hresult(s string) bool {
+	if len(s) < 5 || s[0] != ' ' || s[1] != '(' {
+		return false
+	}
+	i := 2
+	for i < len(s) && (isDigit(s[i]) || s[i] == 'x' || s[i] == '-' || (s[i]|0x20) >= 'a' && (s[i]|0x20) <= 'f') {
+		i++
+	}
+	return i > 2 && i+1 < len(s) && s[i] == ')' && s[i+1] == ':'
+}
+
 // exceptionLine reports whether s starts like an exception line:
 // "java.lang.IllegalStateException: msg", "ValueError: msg",
-// "System.InvalidOperationException: msg".
+// "System.InvalidOperationException: msg", "Microsoft.Data.SqlClient.
+// SqlException (0x80131904): msg".
 func exceptionLine(s string) bool {
 	end := len(s)
 	for i := 0; i < len(s); i++ {
@@ -564,7 +577,13 @@ func exceptionLine(s string) bool {
 		return false
 	}
 	if end < len(s) && s[end] == ' ' {
-		return false
+		// .NET prints a native error code or HRESULT between the name and
+		// the message: "System.ComponentModel.Win32Exception (258): The
+		// wait operation timed out."
+		if !hresult(s[end:]) {
+			return false
+		}
+		end = len(s)
 	}
 	for _, suf := range [...]string{"Exception", "Error", "Throwable", "Failure", "Fault", "Panic", "Interrupt", "Exit"} {
 		if strings.HasSuffix(tok, suf) {

@@ -711,3 +711,35 @@ func TestWarningsMadeErrors(t *testing.T) {
 		t.Errorf("a warning %d lines before the verdict: %q", verdict-2, why)
 	}
 }
+
+// TestExceptionAtInfo: an exception is an error whatever level a wrapper
+// logged it at, .NET's with its native code or HRESULT too; a line that
+// only mentions one stays info.
+func TestExceptionAtInfo(t *testing.T) {
+	for s, want := range map[string]bool{
+		"Microsoft.Data.SqlClient.SqlException (0x80131904): Execution Timeout Expired.": true,
+		"System.ComponentModel.Win32Exception (258): The wait operation timed out.":      true,
+		"java.lang.IllegalStateException: pool closed":                                   true,
+		"SqlException (see below) was retried":                                           false,
+		"Connection (pool-1): closed":                                                    false,
+	} {
+		if got := exceptionLine(s); got != want {
+			t.Errorf("exceptionLine(%q) = %v", s, got)
+		}
+	}
+	var lines []string
+	for i := 0; i < 20; i++ {
+		lines = append(lines, fmt.Sprintf("22:03:%02d   Info     |       Executing script %d of the migration", i, i))
+	}
+	lines = append(lines,
+		"22:03:38   Info     |       Microsoft.Data.SqlClient.SqlException (0x80131904): Execution Timeout Expired.",
+		"22:03:39   Info     |       Retrying after a SqlException was logged above",
+		"22:03:40   Info     |       Done")
+	rep := analyzeText(t, "octopus.log", strings.Join(lines, "\n")+"\n", 10)
+	if why, ok := reasonOf(rep, 21); !ok || !strings.HasPrefix(why, "error") {
+		t.Errorf("the exception logged at Info: %q, %v", why, ok)
+	}
+	if why, ok := reasonOf(rep, 22); ok && strings.HasPrefix(why, "error") {
+		t.Errorf("a line mentioning an exception is an error: %q", why)
+	}
+}
