@@ -76,7 +76,10 @@ type clusterStat struct {
 	// runnerFail: its first message is a test runner's own report of a
 	// failure (see runnerFailure), an error even under an info tag
 	runnerFail bool
-	step       uint8 // stepLine of its first line, plus one; 0 not yet known
+	// inner: the level its first message opens with under a wrapper's
+	// (see wrappedLevel), which outranks an info or missing one
+	inner uint8
+	step  uint8 // stepLine of its first line, plus one; 0 not yet known
 	// announce: its message ends the way a line that announces an error
 	// on the next line does ("error during build:"); 0 not yet known,
 	// 1 no, 2 yes (see announcer)
@@ -686,10 +689,13 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 				// logged it at (DbUp's under Octopus' Info)
 				c.kw, c.runnerFail = lvError, true
 			}
+			// the logger's own level under a wrapper's (see wrappedLevel)
+			c.inner = wrappedLevel(ev.msg)
 		}
 		if lvl == lvNone || c.runnerFail {
 			lvl = max(lvl, c.kw)
 		}
+		lvl = max(lvl, c.inner)
 	}
 	switch {
 	case ev.keyPri == keyWarn:

@@ -78,6 +78,46 @@ func letterLevel(c byte) uint8 {
 	return lvNone
 }
 
+// leadingLevel reads a level the message itself opens with, as a logger
+// writes it inside another's line: the Java Service Wrapper prints every
+// line of the JVM as "INFO   | jvm 1    | 2024/06/03 06:15:00 | E [Timer]
+// msg", a supervisor or container runtime likewise. A level letter before
+// " [" ("E [Timer]", "W [c.i.LicenseManager]") or a level word in capitals,
+// bracketed or not, before a space, ':' or ']' ("ERROR [main]",
+// "[WARN] disk", "FATAL: x"); lvNone otherwise.
+func leadingLevel(msg string) uint8 {
+	m := msg
+	if m != "" && m[0] == '[' {
+		m = m[1:]
+	}
+	if len(m) < 3 || m[0] < 'A' || m[0] > 'Z' {
+		return lvNone
+	}
+	if m[1] == ' ' && m[2] == '[' && m[0] != 'I' {
+		return letterLevel(m[0])
+	}
+	n := 0
+	for n < len(m) && n <= 9 && m[n] >= 'A' && m[n] <= 'Z' {
+		n++
+	}
+	if n < 3 || n > 9 || n < len(m) && m[n] != ' ' && m[n] != ':' && m[n] != ']' {
+		return lvNone
+	}
+	return levelWord(m[:n])
+}
+
+// wrappedLevel is leadingLevel of a message, or of its part after the
+// wrapper's other columns: "jvm 1    | 2024/06/03 06:15:00 | E [Timer]
+// msg".
+func wrappedLevel(msg string) uint8 {
+	if head := msg[:min(len(msg), 64)]; strings.IndexByte(head, '|') >= 0 {
+		if i := strings.LastIndex(head, " | "); i >= 0 {
+			msg = strings.TrimLeft(msg[i+3:], " ")
+		}
+	}
+	return leadingLevel(msg)
+}
+
 // levelScanBytes is how far into a line the fallback level detector looks.
 const levelScanBytes = 96
 

@@ -743,3 +743,39 @@ func TestExceptionAtInfo(t *testing.T) {
 		t.Errorf("a line mentioning an exception is an error: %q", why)
 	}
 }
+
+// TestWrappedLevels: the Java Service Wrapper prints every line of the JVM
+// under its own INFO; the logger's level inside ("E [Timer]") is the
+// line's. A log of such lines has errors, and evidence.
+func TestWrappedLevels(t *testing.T) {
+	for s, want := range map[string]uint8{
+		"E [Project[MES].gateway.timer] Error executing script": lvError,
+		"W [c.i.LicenseManager] [06:04:57.824]: not valid":      lvWarn,
+		"ERROR [main] pool closed":                              lvError,
+		"[WARN] disk at 91%":                                    lvWarn,
+		"FATAL: cannot start":                                   lvFatal,
+		"I [Gateway] started":                                   lvNone,
+		"E2E suite started":                                     lvNone,
+		"ERRORS were counted":                                   lvNone,
+		"connection from 10.0.0.7 accepted":                     lvNone,
+	} {
+		if got := leadingLevel(s); got != want {
+			t.Errorf("leadingLevel(%q) = %d, want %d", s, got, want)
+		}
+		if got := wrappedLevel("jvm 1    | 2024/06/03 06:15:00 | " + s); got != want {
+			t.Errorf("wrappedLevel(… | %q) = %d, want %d", s, got, want)
+		}
+	}
+	var lines []string
+	for i := 0; i < 30; i++ {
+		lines = append(lines, fmt.Sprintf("INFO   | jvm 1    | 2024/06/03 06:%02d:00 | I [Gateway] [06:%02d:00.100]: Tag group %d executed", i, i, i))
+	}
+	lines = append(lines, "INFO   | jvm 1    | 2024/06/03 06:31:00 | E [Timer.ShiftOEE] [06:31:00.286]: Script failed: division by zero")
+	rep := analyzeText(t, "wrapper.log", strings.Join(lines, "\n")+"\n", 5)
+	if rep.Levels["error"] != 1 {
+		t.Errorf("levels %v, want the one error", rep.Levels)
+	}
+	if r := rankOf(rep, "", 31); r != 1 {
+		t.Errorf("the logger's error ranks %d", r)
+	}
+}
