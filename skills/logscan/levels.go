@@ -741,8 +741,10 @@ func testPassed(msg string) bool {
 		}
 	}
 	m = strings.TrimRight(m, " \t")
-	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || robotStatus(m) == "PASS" || robotStatus(m) == "SKIP" ||
-		vstestResult(m) || tapOK(m)
+	if st := robotStatus(m); st == "PASS" || st == "SKIP" {
+		return true
+	}
+	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || vstestResult(m) || tapOK(m)
 }
 
 // robotStatus returns the status of a Robot Framework console line for a
