@@ -63,6 +63,9 @@ type groupState struct {
 	evLevel uint8 // level of the current event's head
 	inEvent bool
 	rustMsg bool // the next line is a Rust panic's message
+	// pyIndent: an indented Python traceback is open in the event (its
+	// exception line is the event's root)
+	pyIndent bool
 	// locHead: the current event's head is a source location or a
 	// category alone, its message on the next, indented line (see
 	// locationOnly)
@@ -358,6 +361,16 @@ func (g *grouper) continues(r *rec) bool {
 			r.key = keyExc
 		case r.level == lvWarn && g.mode != modePython:
 			r.key = keyWarn // a warning under the head, not an error
+		case r.level == lvNone && g.mode != modePython && strings.HasPrefix(trim, "Traceback (most recent call last)"):
+			g.pyIndent = true
+		case r.level == lvNone && g.mode != modePython && errorException(trim):
+			// a program's exception in another's report, indented:
+			// Nextflow's "Command error:" block ending a traceback with
+			// "  AttributeError: 'DataFrame' object has no attribute …"
+			r.key = keyExc
+			if g.pyIndent {
+				r.key, g.pyIndent = keyRoot, false
+			}
 		case r.level == lvNone && g.mode == modeNone && g.evLevel < lvWarn:
 			// An indented error under a plain head: a linter's
 			// "  48:5  error  ..." under the file name, kubectl's
@@ -499,7 +512,7 @@ func (g *grouper) startEvent(r *rec) {
 	g.inEvent = true
 	g.evLevel = r.level
 	g.mode = modeNone
-	g.rustMsg = false
+	g.rustMsg, g.pyIndent = false, false
 	m := r.msg
 	// Most heads start with none of the stack openers' first letters.
 	if !stackOpener[byteAt(m)] && !stackOpener[byteAt(r.text)] {
@@ -542,6 +555,18 @@ func byteAt(s string) byte {
 		return 0
 	}
 	return s[0]
+}
+
+// errorException reports whether s is an exception line whose name says
+// it is an error ("AttributeError: …", "java.io.IOException: …"), not a
+// warning or an exit.
+func errorException(s string) bool {
+	if !exceptionLine(s) {
+		return false
+	}
+	name, _, _ := strings.Cut(s, ":")
+	name, _, _ = strings.Cut(name, " ")
+	return strings.HasSuffix(name, "Error") || strings.HasSuffix(name, "Exception")
 }
 
 // hresult reports whether s starts with " (258):" or " (0x80131904):".

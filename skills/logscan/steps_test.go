@@ -779,3 +779,32 @@ func TestWrappedLevels(t *testing.T) {
 		t.Errorf("the logger's error ranks %d", r)
 	}
 }
+
+// TestIndentedTraceback: Nextflow reports a failed process's stderr
+// indented under "Command error:"; the Python traceback's exception line
+// there is the event's root, above the warnings printed before it.
+func TestIndentedTraceback(t *testing.T) {
+	text := strings.Join([]string{
+		"[13/fa3289] Submitted process > MERGE_COUNTS (salmon)",
+		"ERROR ~ Error executing process > 'MERGE_COUNTS (salmon)'",
+		"",
+		"Command error:",
+		"  /usr/lib/python3.12/site-packages/pandas/core/reshape/merge.py:1203: FutureWarning: Passing 'suffixes' which cause duplicate columns",
+		"    warnings.warn(",
+		"  Traceback (most recent call last):",
+		"    File \"/w/bin/merge_counts.py\", line 48, in main",
+		"      merged = merged.append(counts, ignore_index=True)",
+		"  AttributeError: 'DataFrame' object has no attribute 'append'. Did you mean: '_append'?",
+		"",
+		"Work dir:",
+		"  /w/work/13/fa32899e1d0c",
+	}, "\n") + "\n"
+	rep := analyzeText(t, "nextflow.log", text, 10)
+	why, ok := reasonOf(rep, 10)
+	if !ok || !strings.Contains(why, "exception ending the trace") {
+		t.Errorf("the traceback's exception: %q, %v", why, ok)
+	}
+	if r, w := rankOf(rep, "", 10), rankOf(rep, "", 5); w > 0 && w < r {
+		t.Errorf("the FutureWarning ranks %d, above the exception at %d", w, r)
+	}
+}
