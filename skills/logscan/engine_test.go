@@ -310,6 +310,9 @@ func TestLevels(t *testing.T) {
 		// CocoaPods' and fastlane's attention marker; Pester's skipped test is indented
 		"[!] Try setting the MATCH_PASSWORD environment variable": lvWarn, "[!] Error installing Firebase": lvError,
 		"   [!] reports what would change 2ms (0ms|2ms)": lvNone,
+		// Gatling's assertions, whatever they are about
+		"Global: 95th percentile of response time is less than or equal to 800.0 : false (actual : 1137.0)": lvError,
+		"checkout: percentage of failed events is less than or equal to 1.0 : true (actual : 0.31)":         lvNone,
 		// Robot Framework's results, whatever the test's name says
 		"Login Fails With Wrong Password                                       | PASS |": lvNone,
 		"Apply BUNDLE10 To Eligible Lines Only                                 | FAIL |": lvError,

@@ -732,7 +732,8 @@ func stackFrame(msg string) bool {
 // jest's check marks, jest's "PASS", GoogleTest's "[ RUN      ]" and
 // "[       OK ]", pytest's "... PASSED", unittest's "... ok", dotnet
 // test's "Passed Name [4 ms]" (and "Skipped"), Robot Framework's
-// "Name   | PASS |" (and "| SKIP |").
+// "Name   | PASS |" (and "| SKIP |"), Gatling's assertion that held
+// ("checkout: percentage of failed events … 1.0 : true (actual : 0.31)").
 func testPassed(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	for _, p := range [...]string{"✓", "✔", "√", "--- PASS", "=== RUN", "=== PAUSE", "=== CONT", "PASS ", "ok  ", "[ RUN  ", "[       OK ]", "[  PASSED  ]", "[+] "} {
@@ -741,8 +742,8 @@ func testPassed(msg string) bool {
 		}
 	}
 	m = strings.TrimRight(m, " \t")
-	if st := robotStatus(m); st == "PASS" || st == "SKIP" {
-		return true
+	if st := robotStatus(m); st == "PASS" || st == "SKIP" || strings.Contains(m, " : true (actual : ") {
+		return true // (and Gatling's assertion that held)
 	}
 	return strings.HasSuffix(m, " PASSED") || strings.HasSuffix(m, " ... ok") || vstestResult(m) || tapOK(m)
 }
@@ -922,6 +923,9 @@ func assertionDetail(msg string) bool {
 	}
 	if i := strings.Index(m, " should have been "); i > 0 && strings.Contains(m[i:], " but it was ") {
 		return true // Robot Framework's libraries: "… should have been '54.90' but it was '59.90'."
+	}
+	if strings.Contains(m, " : false (actual : ") {
+		return true // Gatling's assertions: "Global: 95th percentile … 800.0 : false (actual : 1137.0)"
 	}
 	if i := strings.Index(m, "but was:"); i > 0 && strings.Contains(m[:i], "expected") {
 		// JUnit and Hamcrest anywhere in a line: surefire's summary
