@@ -684,7 +684,7 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 		if !c.kwSet {
 			c.kw, c.kwSet = keywordLevel(ev.msg), true
 			c.runnerFail = runnerFailure(ev.msg)
-			if exceptionLine(ev.msg) && (strings.Contains(ev.msg, "Exception") || strings.Contains(ev.msg, "Error")) {
+			if errorException(ev.msg) {
 				// an exception is an error whatever level a wrapper
 				// logged it at (DbUp's under Octopus' Info)
 				c.kw, c.runnerFail = lvError, true
