@@ -116,6 +116,15 @@ func FuzzSkeleton(f *testing.F) {
 			if string(k) != string(rk) || ok != rok || fmt.Sprint(w) != fmt.Sprint(rw) {
 				t.Fatalf("%q: skeleton %q %v, reference %q %v", m, k, w, rk, rw)
 			}
+			if haveClassify {
+				// the byte-by-byte path must agree too
+				useClassify = false
+				sk, sw, sok := skeleton(nil, nil, m)
+				useClassify = true
+				if string(sk) != string(k) || sok != ok || fmt.Sprint(sw) != fmt.Sprint(w) {
+					t.Fatalf("%q: with masks %q %v, byte by byte %q %v", m, k, w, sk, sw)
+				}
+			}
 		}
 	})
 }

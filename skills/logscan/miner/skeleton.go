@@ -43,6 +43,12 @@ import (
 // cache entry remembers where they are in the skeleton, and a hit also
 // needs their bytes to be equal. FuzzSkeleton checks all of this against
 // the masker itself. A mode byte at the start tells the length rules apart.
+//
+// Where the CPU has AVX2, a message of up to 64 bytes is classified whole
+// first (classify: one bit per byte for separators, digits, letters and
+// the rest), and the words with digits, their bounds, flags and counts
+// come from those masks (skeletonMasks) instead of from reading their
+// bytes one by one; FuzzSkeleton checks both paths against each other.
 
 const (
 	maxSkeletons     = 1 << 16  // cached skeletons and kept-byte variants; the cache restarts past it
@@ -197,14 +203,25 @@ const (
 func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, []wordPos, int) {
 	base := len(dst)
 	n := len(msg)
-	if cap(dst)-base < n+1 {
-		dst = append(dst[:cap(dst)], make([]byte, n+1)...)
+	// eight bytes of room past the skeleton's longest (see copySeg)
+	if cap(dst)-base < n+9 {
+		dst = append(dst[:cap(dst)], make([]byte, n+9)...)
 	}
 	out := dst[base : base+n+1]
 	if exact {
 		out[0] = 'E'
 	} else {
 		out[0] = 'C'
+	}
+	if useClassify && !exact && n > 0 && n <= 64 {
+		var m byteMasks
+		classify(msg, &m)
+		if out, words, st := skeletonMasks(out[:n+9], words, msg, &m); st != skelSlow {
+			if st != skelDone {
+				return dst[:base], words, st
+			}
+			return dst[:base+len(out)], words, skelDone
+		}
 	}
 	i, k := 0, 1
 	for {
@@ -225,6 +242,113 @@ func skeletonMode(dst []byte, words []wordPos, msg string, exact bool) ([]byte, 
 		}
 	}
 	return dst[:base+k], words, skelDone
+}
+
+// useClassify turns skeletonMasks on where the platform has classify (a
+// variable so tests can compare it with the byte-by-byte path).
+var useClassify = haveClassify
+
+// byteMasks holds, for up to 64 bytes of a message, one bit per byte (bit
+// i for byte i) in each class: the masker's word separators, digits, ASCII
+// letters, hex letters (a-f, A-F), '=', '"', '/' and '\\', the joiners
+// of a hex id or number (".:-/+,_"), and bytes outside ASCII. classify
+// sets them, sixty-four bytes at once; the field order is its contract.
+type byteMasks struct {
+	sep, digit, letter, hexLetter, eq, quote, slash, joiner, high uint64
+	// buf holds the 64 bytes classified, and room to read eight bytes
+	// from any of them
+	buf [72]byte
+}
+
+// skelSlow: skeletonMasks cannot build this skeleton (a byte outside ASCII);
+// the byte-by-byte path does.
+const skelSlow = -1
+
+// skeletonMasks is skeletonMode outside exact mode for a message of 1 to
+// 64 bytes whose classes m holds: the bounds, flags and counts of each
+// word with a digit come from the masks rather than from reading its
+// bytes one by one, and the bytes between such words are copied whole.
+// out is as skeletonMode's with eight bytes more (len(msg)+9); it returns
+// the skeleton's part of out.
+func skeletonMasks(out []byte, words []wordPos, msg string, m *byteMasks) ([]byte, []wordPos, int) {
+	n := len(msg)
+	valid := lowBits(n)
+	if m.high&valid != 0 {
+		return out, words, skelSlow
+	}
+	if (m.eq<<1)&m.quote&valid != 0 {
+		return out, words, skelExact
+	}
+	sep, digit, letter := m.sep&valid, m.digit&valid, m.letter&valid
+	other := valid &^ (sep | digit | letter)
+	nonHex := valid &^ (sep | digit | m.hexLetter | m.joiner)
+	slash := m.slash & valid
+	out[0] = 'C'
+	i, k := 0, 1
+	for d := digit; d != 0; {
+		p := bits.TrailingZeros64(d)
+		below := uint64(1)<<(p&63) - 1
+		// after the last separator before p (0 if none), up to the
+		// first after it (n if none: TrailingZeros64(0) is 64)
+		wm := bits.Len64(sep & below)
+		after := sep &^ below
+		we := min(bits.TrailingZeros64(after), n)
+		upTo := after&-after - 1 // the bits below we (all of them if none)
+		word := upTo & (^uint64(0) << (wm & 63))
+		acc := uint8(skDigit)
+		if letter&word != 0 {
+			acc |= skLetter
+		}
+		if other&word != 0 {
+			acc |= skOther
+		}
+		if nonHex&word != 0 {
+			acc |= skNonHex
+		}
+		if slash&word != 0 {
+			acc |= skSlash
+		}
+		k = copySeg(out, &m.buf, i, wm, k)
+		w := msg[wm:we]
+		if v := wordVar(w, acc, bits.OnesCount64(digit&word), bits.OnesCount64(letter&word)); v != 0 {
+			out[k] = v
+			i, k = we, k+1
+		} else if acc&skLetter != 0 && (letter<<1|letter>>1)&digit&word == 0 {
+			// No letter next to a digit ("status=200", "app-37"): every
+			// run holding a digit is digits only, so each digit becomes
+			// '1' and every other byte stays (rewriteWord's outcome).
+			ws := k
+			k = copySeg(out, &m.buf, wm, we, k)
+			for dd := digit & word; dd != 0; dd &= dd - 1 {
+				out[ws+bits.TrailingZeros64(dd)-wm] = '1'
+			}
+			words = append(words, wordPos{int32(ws), int32(wm), int32(we - wm)})
+			i = we
+		} else {
+			ws := k
+			k = copySeg(out, &m.buf, wm, p, k)
+			i, k, words, _ = rewriteWord(out, msg, wm, p, ws, acc, false, words)
+		}
+		d &^= upTo
+	}
+	k = copySeg(out, &m.buf, i, n, k)
+	return out[:k], words, skelDone
+}
+
+// copySeg copies the message's bytes i to j (< 64), held in buf, to
+// out[k:] and returns where they end in out. It copies eight bytes at a
+// time and so may write seven bytes past that end: out has eight bytes
+// more than the skeleton can take (see skeletonMode).
+func copySeg(out []byte, buf *[72]byte, i, j, k int) int {
+	for ; i < j; i, k = i+8, k+8 {
+		binary.LittleEndian.PutUint64(out[k:], binary.LittleEndian.Uint64(buf[i&63:]))
+	}
+	return k - (i - j)
+}
+
+// lowBits is a mask of the n lowest bits (0 <= n <= 64).
+func lowBits(n int) uint64 {
+	return ^uint64(0) >> (64 - uint(n))
 }
 
 // copyPlain copies msg[i:] to out[k:] up to the first digit or skelVar,
@@ -314,7 +438,6 @@ func digitWord(out []byte, msg string, i, k int, exact bool, words []wordPos) (i
 		wm--
 	}
 	ws := k - (i - wm)
-	letters := acc&skLetter != 0 // before the first digit
 	we := i
 	for we < len(msg) {
 		t := skelClass[msg[we]]
@@ -327,31 +450,53 @@ func digitWord(out []byte, msg string, i, k int, exact bool, words []wordPos) (i
 	if acc&skBad != 0 {
 		return we, k, words, skelBad
 	}
+	if !exact {
+		if v := wordVar(msg[wm:we], acc, -1, -1); v != 0 {
+			out[ws] = v
+			return we, ws + 1, words, skelDone
+		}
+	}
+	return rewriteWord(out, msg, wm, i, ws, acc, exact, words)
+}
+
+// wordVar returns what a word with a digit, w, becomes outside exact mode
+// when the masker replaces it whole, skelVar or skelPVar, or 0 when it is
+// rewritten in place. acc holds its flags; nd and nl count its digits and
+// ASCII letters, or are -1 when not counted yet.
+func wordVar(w string, acc uint8, nd, nl int) byte {
 	// Only digits, letters and joiners (hex ids, numbers, IPs) or only
 	// digits and letters (a variable piece): the counts decide.
-	if !exact && (acc&(skSlash|skNonHex) == 0 || acc&skOther == 0) {
-		w := msg[wm:we]
-		nd, nl := 0, 0
-		for j := 0; j < len(w); j++ {
-			t := skelClass[w[j]]
-			nd += int(t>>1) & 1 // skDigit
-			nl += int(t>>2) & 1 // skLetter
+	if acc&(skSlash|skNonHex) == 0 || acc&skOther == 0 {
+		if nd < 0 {
+			nd, nl = 0, 0
+			for j := 0; j < len(w); j++ {
+				t := skelClass[w[j]]
+				nd += int(t>>1) & 1 // skDigit
+				nl += int(t>>2) & 1 // skLetter
+			}
 		}
 		if wholeWordFlags(w, acc, nd, nl) {
-			out[ws] = skelVar
-			return we, ws + 1, words, skelDone
+			return skelVar
 		}
 		// A word of ASCII letters and digits only: the masker neither
 		// trims it nor splits it into pieces, and for it variable is
 		// variableDigits.
 		if acc&skOther == 0 && variableDigits(w, nd, nl, acc&skNonHex == 0) {
-			out[ws] = skelPVar
-			return we, ws + 1, words, skelDone
+			return skelPVar
 		}
-	} else if !exact && acc&skSlash != 0 && wholeWord(msg[wm:we]) {
-		out[ws] = skelVar
-		return we, ws + 1, words, skelDone
+		return 0
 	}
+	if acc&skSlash != 0 && wholeWord(w) {
+		return skelVar
+	}
+	return 0
+}
+
+// rewriteWord rewrites the word starting at msg[wm] from its first digit,
+// msg[i], to its end, the rest of digitWord; the word's bytes before i are
+// in out as written from ws, and acc holds its flags.
+func rewriteWord(out []byte, msg string, wm, i, ws int, acc uint8, exact bool, words []wordPos) (int, int, []wordPos, int) {
+	k := ws + i - wm
 	rd := false // in a run of letters and digits that holds a digit
 	n := len(msg)
 	for ; i < n; i++ {
@@ -379,7 +524,6 @@ func digitWord(out []byte, msg string, i, k int, exact bool, words []wordPos) (i
 			i--
 			continue
 		case skLetter:
-			letters = true
 			if rd {
 				c = skelMap[c]
 			}
@@ -395,7 +539,7 @@ func digitWord(out []byte, msg string, i, k int, exact bool, words []wordPos) (i
 		k++
 	}
 settle:
-	if exact || letters || strings.Contains(msg[wm:i], "://") {
+	if exact || acc&skLetter != 0 || strings.Contains(msg[wm:i], "://") {
 		return i, k, append(words, wordPos{int32(ws), int32(wm), int32(i - wm)}), skelDone
 	}
 	// letter-free: every digit is a '1' and nothing else is
