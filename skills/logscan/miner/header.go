@@ -284,12 +284,12 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 				tEnd, far = it.end, it.end
 				if k := memo.lookup(line[tEnd:]); k >= 0 {
 					e := &memo.ents[k]
-					h.Level = e.level
+					h.Level = memo.levels[e.level]
 					if e.compLen > 0 {
 						c := tEnd + int(e.compOff)
 						h.Component = line[c : c+int(e.compLen)]
 					}
-					h.MsgStart = tEnd + int(e.msg)
+					h.MsgStart = tEnd + int(e.msgStart)
 					return
 				}
 			}
@@ -323,9 +323,9 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 		// Skipping the spaces before the message read line[cut] only to
 		// see it is not a space: a key that ends there says so (word)
 		// rather than keeping that byte.
-		e := memoEnt{level: h.Level, msg: int32(cut - tEnd), word: far <= cut}
+		e := memoParse{level: h.Level, msg: cut - tEnd, word: far <= cut}
 		if compAt >= 0 {
-			e.compOff, e.compLen = int32(compAt-tEnd), int32(len(h.Component))
+			e.compOff, e.compLen = compAt-tEnd, len(h.Component)
 		}
 		memo.insert(line[tEnd:max(far, cut)], e)
 	}

@@ -2,6 +2,7 @@ package miner
 
 import (
 	"hash/maphash"
+	"slices"
 	"strings"
 )
 
@@ -31,19 +32,20 @@ const (
 
 // hdrMemo holds the remembered tails. Every key is valid for any line
 // that starts with it, so a lookup may stop at the first key that ends on
-// its way.
+// its way. A lookup runs for every line, and what it reads lies in as few
+// cache lines as can be: a slot of a small table, one 24-byte entry that
+// holds both the chain's link and the parse, and the key's bytes, kept one
+// after another in one slice.
 type hdrMemo struct {
-	nodes []memoNode // the radix tree of short keys, root first
-	ents  []memoEnt
-	// links holds, for each entry, what a lookup tests first: in a slice
-	// of its own, small and dense, a chain's walk stays in the cache and
-	// touches an entry and its key only to confirm a match.
-	links       []memoLink
-	tab         []int32 // hash of a long key's first memoHashLen bytes -> entry + 1
-	seed        maphash.Seed
-	keyBytes    int
-	looks, hits int
-	off         bool // too few hits to pay for itself: not used
+	nodes  []memoNode // the radix tree of short keys, root first
+	ents   []memoEnt
+	keys   []byte   // the long keys' bytes
+	levels []string // the level words entries name (memoEnt.level)
+	tab    []uint16 // hash of a long key's first memoHashLen bytes -> entry + 1
+	seed   maphash.Seed
+	looks  int
+	hits   int
+	off    bool // too few hits to pay for itself: not used
 }
 
 type memoNode struct {
@@ -61,26 +63,34 @@ type memoKid struct {
 }
 
 // memoEnt is how the items after the timestamp parsed, relative to the
-// timestamp's end.
+// timestamp's end, and for a long key its place in its chain: the next
+// key of the chain (+ 1), where the key's bytes are, and two of its bytes
+// with their offsets (near the middle of the rest and at the end: keys
+// of a chain share their first memoHashLen bytes and differ later, mostly
+// there), which a lookup tests before it compares the key.
 type memoEnt struct {
+	next     int32
+	keyOff   uint32
+	n        uint16 // the key's length; 0 for a short key (in the tree)
+	mid      uint16
+	last     uint16
+	bmid     byte
+	blast    byte
+	level    uint8 // index in hdrMemo.levels
+	word     bool  // see memoParse
+	compOff  uint16
+	compLen  uint16 // 0: no component
+	msgStart uint16
+}
+
+// memoParse is a parse to remember, as the header parser states it.
+type memoParse struct {
 	level            string
-	compOff, compLen int32 // the component's bytes; compLen 0: none
-	msg              int32 // where the message starts
+	compOff, compLen int // the component's bytes; compLen 0: none
+	msg              int // where the message starts
 	// word: the key ends where the message starts, and the parse read
 	// only that the byte there is not a space (so any word may follow)
 	word bool
-
-	// A long key; "" for a short key, which is in the radix tree.
-	key string
-}
-
-// memoLink is a long key's place in its chain: the next key of the chain
-// (+ 1), the key's length, and two of its bytes with their offsets (near
-// the middle of the rest and at the end: keys of a chain share their first
-// memoHashLen bytes and differ later, mostly there).
-type memoLink struct {
-	next, n, mid, last int32
-	bmid, blast        byte
 }
 
 // lookup returns the entry for the line whose bytes after its timestamp
@@ -96,15 +106,15 @@ func (m *hdrMemo) lookup(s string) int32 {
 	}
 	if m.tab != nil && len(s) >= memoHashLen {
 		h := maphash.String(m.seed, s[:memoHashLen])
-		for k := m.tab[h>>(64-memoHashBits)]; k > 0; {
-			l := &m.links[k-1]
-			if n := int(l.n); n <= len(s) && s[l.mid] == l.bmid && s[l.last] == l.blast {
-				if e := &m.ents[k-1]; s[:n] == e.key && (!e.word || n < len(s) && !isSpace(s[n])) {
+		for k := int32(m.tab[h>>(64-memoHashBits)]); k > 0; {
+			e := &m.ents[k-1]
+			if n := int(e.n); n <= len(s) && s[e.mid] == e.bmid && s[e.last] == e.blast {
+				if s[:n] == string(m.keys[e.keyOff:int(e.keyOff)+n]) && (!e.word || n < len(s) && !isSpace(s[n])) {
 					m.hits++
 					return k - 1
 				}
 			}
-			k = l.next
+			k = e.next
 		}
 	}
 	if len(m.nodes) == 0 {
@@ -182,35 +192,42 @@ func (n *memoNode) addKid(b byte, ci int32) {
 }
 
 // insert remembers key (the bytes the scan read after the timestamp),
-// unless the memo is full.
-func (m *hdrMemo) insert(key string, e memoEnt) {
-	if m.off || len(m.ents) >= memoMaxEntries || m.keyBytes+len(key) > memoMaxBytes || key == "" {
+// unless the memo is full or the parse's offsets do not fit an entry.
+func (m *hdrMemo) insert(key string, p memoParse) {
+	if m.off || len(m.ents) >= memoMaxEntries || len(m.keys)+len(key) > memoMaxBytes || key == "" ||
+		len(key) > 0xffff || p.compOff > 0xffff || p.compLen > 0xffff || p.msg > 0xffff {
 		return
 	}
-	key = strings.Clone(key) // the line's buffer is reused
-	m.keyBytes += len(key)
+	lv := slices.Index(m.levels, p.level)
+	if lv < 0 {
+		if len(m.levels) > 0xff {
+			return
+		}
+		lv = len(m.levels)
+		m.levels = append(m.levels, p.level)
+	}
 	ent := int32(len(m.ents))
+	e := memoEnt{level: uint8(lv), word: p.word, compOff: uint16(p.compOff), compLen: uint16(p.compLen), msgStart: uint16(p.msg)}
 	if len(key) < memoHashLen {
 		if len(m.nodes) == 0 {
 			m.nodes = append(m.nodes, memoNode{ent: -1})
 		}
 		m.ents = append(m.ents, e)
-		m.links = append(m.links, memoLink{})
-		m.insertAt(0, key, 0, ent, e.word)
+		m.insertAt(0, strings.Clone(key), 0, ent, p.word) // the line's buffer is reused
 		return
 	}
 	if m.tab == nil {
-		m.tab = make([]int32, 1<<memoHashBits)
+		m.tab = make([]uint16, 1<<memoHashBits)
 		m.seed = maphash.MakeSeed()
 	}
 	h := maphash.String(m.seed, key[:memoHashLen])
 	slot := h >> (64 - memoHashBits)
-	e.key = key
 	mid, last := (memoHashLen+len(key)-1)/2, max(0, len(key)-4)
+	e.next, e.keyOff, e.n = int32(m.tab[slot]), uint32(len(m.keys)), uint16(len(key))
+	e.mid, e.last, e.bmid, e.blast = uint16(mid), uint16(last), key[mid], key[last]
+	m.keys = append(m.keys, key...)
 	m.ents = append(m.ents, e)
-	m.links = append(m.links, memoLink{next: m.tab[slot], n: int32(len(key)),
-		mid: int32(mid), last: int32(last), bmid: key[mid], blast: key[last]})
-	m.tab[slot] = ent + 1
+	m.tab[slot] = uint16(ent + 1)
 }
 
 // insertAt adds key[p:] to the tree at node n for entry ent.
