@@ -546,8 +546,10 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 	g.groupState = groupState{}
 	b.sync = -1
 	g.noCR = strings.IndexByte(b.region, '\r') < 0
+	g.noESC = strings.IndexByte(b.region, 0x1b) < 0
 	for _, l := range b.lines {
 		g.noCR = g.noCR && strings.IndexByte(l, '\r') < 0
+		g.noESC = g.noESC && strings.IndexByte(l, 0x1b) < 0
 	}
 	add := func(l string) {
 		b.recs = append(b.recs, rec{})
@@ -576,7 +578,7 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 		add(l)
 	}
 	b.state = g.groupState
-	g.noCR = false
+	g.noCR, g.noESC = false, false
 }
 
 // fixBlock regroups the lines of b whose grouping depended on the previous

@@ -52,6 +52,8 @@ type grouper struct {
 	// noCR: the lines being parsed hold no '\r' (parseBlock checks a
 	// block at once), so visible need not look for one in each line
 	noCR bool
+	// noESC: nor any ESC, so no line has an ANSI escape to strip
+	noESC bool
 	groupState
 }
 
@@ -119,7 +121,9 @@ func (g *grouper) parse(text string) rec {
 // parseInto is parse writing into *r, which must be zero.
 func (g *grouper) parseInto(r *rec, text string) {
 	if g.noCR {
-		text = stripANSI(text)
+		if !g.noESC {
+			text = stripANSI(text)
+		}
 	} else {
 		text = visible(text)
 	}
