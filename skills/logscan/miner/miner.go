@@ -371,9 +371,10 @@ func compare(t, s []string) (diff, inf int, ok bool) {
 		case hasWild(t[i]) && generalised(t[i], s[i]) == t[i]:
 			// "<*>)" accepts "host)"; a variable carries no information
 		default:
-			if failureWord(t[i]) || failureWord(s[i]) {
+			if failureWord(t[i]) || failureWord(s[i]) || opposites(t[i], s[i]) {
 				// "Ping failed" and "Ping succeeded" are two events,
-				// whatever else they share
+				// whatever else they share; so are "alarm set" and
+				// "alarm cleared"
 				return 0, 0, false
 			}
 			inf++
@@ -401,6 +402,55 @@ func failureWord(t string) bool {
 		return false
 	}
 	return failureWords[strings.ToLower(t)]
+}
+
+// stateWords pairs the words that name a state and its reverse; each
+// side of a pair shares its number. A template that took one of them where
+// the other stands would hide that a state changed ("memory resource limit
+// alarm set" and "… cleared", "session opened" and "… closed").
+var stateWords = func() map[string]int {
+	pairs := [][2][]string{
+		{{"set", "raised"}, {"clear", "cleared"}},
+		{{"up"}, {"down"}},
+		{{"on"}, {"off"}},
+		{{"start", "started", "starting"}, {"stop", "stopped", "stopping"}},
+		{{"open", "opened", "opening"}, {"close", "closed", "closing"}},
+		{{"enable", "enabled"}, {"disable", "disabled"}},
+		{{"connect", "connected", "connecting"}, {"disconnect", "disconnected", "disconnecting"}},
+		{{"acquire", "acquired"}, {"release", "released"}},
+		{{"add", "added"}, {"remove", "removed", "delete", "deleted"}},
+		{{"attach", "attached"}, {"detach", "detached"}},
+		{{"mount", "mounted"}, {"unmount", "unmounted"}},
+		{{"lock", "locked"}, {"unlock", "unlocked"}},
+		{{"join", "joined"}, {"leave", "left"}},
+		{{"grant", "granted"}, {"revoke", "revoked"}},
+		{{"pause", "paused"}, {"resume", "resumed"}},
+		{{"online"}, {"offline"}},
+		{{"healthy"}, {"unhealthy"}},
+	}
+	m := map[string]int{}
+	for i, p := range pairs {
+		for side, words := range p {
+			for _, w := range words {
+				m[w] = 2*i + side + 1
+			}
+		}
+	}
+	return m
+}()
+
+// opposites reports whether tokens a and b, less the punctuation around
+// them and in any case, are the two sides of a state pair (stateWords).
+func opposites(a, b string) bool {
+	trim := func(t string) string {
+		t = strings.TrimFunc(t, func(r rune) bool { return r < 'A' || r > 'z' || r > 'Z' && r < 'a' })
+		if len(t) > 13 {
+			return ""
+		}
+		return strings.ToLower(t)
+	}
+	x, y := stateWords[trim(a)], stateWords[trim(b)]
+	return x != 0 && y != 0 && x != y && (x-1)/2 == (y-1)/2
 }
 
 func hasWild(s string) bool { return strings.Contains(s, wild) }

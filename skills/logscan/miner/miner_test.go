@@ -93,6 +93,41 @@ func TestMinerFailureWordConstant(t *testing.T) {
 	}
 }
 
+// A state and its reverse are two templates ("alarm set" and "alarm
+// cleared": a RabbitMQ log whose memory alarm was set twice had both under
+// one template, and the alarm ranked nowhere); other words in their place
+// still generalise.
+func TestMinerStateWords(t *testing.T) {
+	ts := mineAll([]string{
+		"memory resource limit alarm set on node 'rabbit@mq-1'.",
+		"memory resource limit alarm cleared on node 'rabbit@mq-1'",
+		"memory resource limit alarm set on node 'rabbit@mq-2'.",
+		"pam_unix(sshd:session): session opened for user alice",
+		"pam_unix(sshd:session): session closed for user alice",
+		"pam_unix(sshd:session): session opened for user bob",
+		"worker w1 finished job in queue high",
+		"worker w2 finished job in queue low",
+		"worker w3 finished job in queue bulk",
+	})
+	if ts[0].ID == ts[1].ID || ts[3].ID == ts[4].ID {
+		t.Errorf("a state and its reverse merged: %q, %q", ts[1].Text, ts[4].Text)
+	}
+	if ts[0].ID != ts[2].ID || ts[3].ID != ts[5].ID {
+		t.Errorf("the same state not one template: %q %q, %q %q", ts[0].Text, ts[2].Text, ts[3].Text, ts[5].Text)
+	}
+	if ts[6].ID != ts[7].ID || ts[7].ID != ts[8].ID {
+		t.Errorf("other words not generalised: %q %q %q", ts[6].Text, ts[7].Text, ts[8].Text)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"set", "cleared", true}, {"UP", "down.", true}, {"(opened)", "closed", true}, {"set", "raised", false}, {"started", "set", false}, {"high", "low", false}} {
+		if got := opposites(c.a, c.b); got != c.want {
+			t.Errorf("opposites(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
+
 // A trailing optional field must not split a template (cross-length merge).
 func TestMinerCrossLengthMerge(t *testing.T) {
 	ts := mineAll([]string{"upload done 12 files", "upload done 13 files (18.4 KB)", "upload done 14 files"})
