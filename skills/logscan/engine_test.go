@@ -246,9 +246,14 @@ func TestLevels(t *testing.T) {
 		"[semantic-release] › ✘  ENONPMTOKEN No npm token specified.":  lvError,
 		"[semantic-release] › ✔  Completed step \"fail\" of plugin":    lvInfo,
 		" ⚠ Using edge runtime on a page disables static generation":   lvWarn,
-		"⚠️  You're using a deprecated config option":                  lvWarn,
-		"information about ℹinfo":                                      lvNone,
-		"16:42:01.901 -- DEBUG REMNANTS -----------------":             lvNone, // an Elm heading, see keywordLevel
+		// the other ballot marks and check marks: a data check's result
+		"[checkpoint]   ✗ expect_column_values_to_not_be_null(column=customer_id): 412 of 58931 unexpected": lvError,
+		"[checkpoint]   ✓ expect_column_values_to_be_in_set(column=status, value_set=[placed, cancelled])":  lvInfo,
+		"❌ lint failed":     lvError,
+		"✅ no errors found": lvInfo,
+		"⚠️  You're using a deprecated config option":      lvWarn,
+		"information about ℹinfo":                          lvNone,
+		"16:42:01.901 -- DEBUG REMNANTS -----------------": lvNone, // an Elm heading, see keywordLevel
 		// bun test's results, whatever the test's name says
 		"(fail) POST /webhooks/payments > retries ledger posting [5001.37ms]": lvError,
 		"(pass) formatMoney > rejects NaN with an error [0.16ms]":             lvInfo,

@@ -249,7 +249,7 @@ func glogStamp(s string) bool {
 var levelSymbols = [...]struct {
 	sym string
 	lv  uint8
-}{{"ℹ", lvInfo}, {"⚠", lvWarn}, {"✖", lvError}, {"✘", lvError}, {"✔", lvInfo}}
+}{{"ℹ", lvInfo}, {"⚠", lvWarn}, {"✖", lvError}, {"✘", lvError}, {"✗", lvError}, {"❌", lvError}, {"✔", lvInfo}, {"✓", lvInfo}, {"✅", lvInfo}}
 
 // symbolLevel finds a level symbol standing as a word in s (after the
 // start or a space, before a space or an emoji variation selector).
