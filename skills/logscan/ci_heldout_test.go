@@ -273,6 +273,8 @@ func TestCILineClasses(t *testing.T) {
 		"the value is undefined: see docs":                          lvError,
 		// Elixir quotes source under a warning with a box bar
 		" 211 │     Logger.warn(\"retrieval failed\")": lvNone,
+		// Semgrep quotes the flagged code with a dashed bar
+		"           41┆ logger.error(\"payment capture failed for invoice %s\", pk)": lvNone,
 		// a level word as the member a program calls or names
 		"    console.error":                                   lvNone,
 		`      logger.warn(msg)`:                              lvNone,

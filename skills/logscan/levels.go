@@ -445,8 +445,8 @@ var reCompoundName = regexp.MustCompile(`[A-Za-z0-9][-_.](errors?|failures?|fail
 // codeExcerpt reports whether msg is a line of source code a compiler or
 // test runner quotes under its diagnostic, numbered in a margin: rustc's
 // and gcc's "41 |     return Err(PoolError::Closed)", jest's
-// "> 23 |   expect(x)", Elixir's "211 │     Logger.warn(…)". Its words are
-// the program's, not a report.
+// "> 23 |   expect(x)", Elixir's "211 │     Logger.warn(…)", Semgrep's
+// "41┆ logger.error(…)". Its words are the program's, not a report.
 func codeExcerpt(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	m = strings.TrimPrefix(m, "> ")
@@ -459,7 +459,7 @@ func codeExcerpt(msg string) bool {
 		return false
 	}
 	m = strings.TrimLeft(m[i:], " ")
-	return strings.HasPrefix(m, "| ") || m == "|" || strings.HasPrefix(m, "│")
+	return strings.HasPrefix(m, "| ") || m == "|" || strings.HasPrefix(m, "│") || strings.HasPrefix(m, "┆")
 }
 
 // keywordLevel classifies a message by its words: error, warn or none.
