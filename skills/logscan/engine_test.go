@@ -331,6 +331,9 @@ func TestLevels(t *testing.T) {
 		"batch response: This repository is over its data quota.": lvWarn, "write /data/seg-7: no space left on device": lvWarn,
 		"accept tcp [::]:8080: accept4: too many open files": lvWarn, "listen tcp :8080: bind: address already in use": lvWarn,
 		"remaining quota: 5 GB of 10 GB": lvNone, "address already known": lvNone,
+		// a part worn out or running low, but not a low priority or a replaced config
+		"UPS rack-ups@localhost battery needs to be replaced": lvWarn, "UPS rack-ups@localhost battery is low": lvWarn,
+		"Disk /dev/sda1 is running low on space": lvWarn, "priority is low": lvNone, "config file replaced": lvNone,
 		// pip check's unmet requirement
 		"quaylib 2.1.0 has requirement pyarrow>=15.0, but you have pyarrow 14.0.2.": lvWarn,
 		// a shell's missing command stops the script

@@ -415,11 +415,12 @@ var (
 	// A process that died, TeX's errors; a resource at its limit or used
 	// up (a quota, a disk, file descriptors, a port), a requirement an
 	// installed version does not meet (pip's "has requirement pyarrow>=15.0,
-	// but you have pyarrow 14.0.2"), a part that is down,
+	// but you have pyarrow 14.0.2"), a part worn out or running low (a UPS's
+	// "battery needs to be replaced"), a part that is down,
 	// one that does not work as expected ("Heater extruder not heating at
 	// expected rate").
 	reErrorWord2 = regexp.MustCompile(`(?i)\b(died|undefined control sequence|emergency stop|runaway argument)\b`)
-	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected|over quota|over its quota|over its \w+ quota|over the quota|over your quota|no space left|too many open files|address already in use|but you have)\b`)
+	reWarnWord2  = regexp.MustCompile(`(?i)\b(limit reached|reached the limit|reached its limit|reached the maximum|reached maximum|is full|are full|table full|queue full|buffer full|is down|are down|went down|goes down|marked (as )?down|not \w+ (?:as|at(?: the)?) expected|over quota|over its quota|over its \w+ quota|over the quota|over your quota|no space left|too many open files|address already in use|but you have|needs to be replaced|need to be replaced|needs replacement|needs replacing|running low|battery is low|disk space is low|free space is low|memory is low)\b`)
 	// Negated error counts: "0 errors", "no errors", "errors: 0",
 	// "failed=0", and with one word between: "No syntax errors",
 	// "0 chart(s) failed".
@@ -615,7 +616,7 @@ func cmakeStatus(msg string) bool {
 var keywordStems = []string{"err", "xcept", "fatal", "panic", "trace", "segf", "sigs", "sigab", "core", "abort", "crash", "unhandl", "fail",
 	"kill", "memory", "oom", "race", "overflow", "assert", "uncaught", "warn", "denied", "refused", "time", "cannot", "can't", "could", "unable",
 	"not ", "undefined", "unresolved ", "invalid", "exceed", "terminat", "stall", "cancel", "unsatisf", "incompat", "corrupt", "overrun", "exhaust", "retry", "unavailable", "deprecat", "starv", "reject", "drop", "lost", "missing", "bad",
-	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway", "died", "quota", "no space", "too many", "already in", "but you"}
+	"unrespons", "unreach", "mismatch", "limit", "reached", "full", "down", "emergency", "runaway", "died", "quota", "no space", "too many", "already in", "but you", "replac", "low"}
 
 // stemsByFirst lists the keyword stems by their first byte.
 var stemsByFirst = func() (t [256][]string) {
