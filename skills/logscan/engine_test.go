@@ -948,6 +948,25 @@ func TestDiversify(t *testing.T) {
 	}
 }
 
+// TestNearCopyRun: two templates that share a long run of tokens are one
+// report with a different head (the client) and tail (the statement), as
+// Pgpool logs a statement timeout; a short shared run is not enough.
+func TestNearCopyRun(t *testing.T) {
+	pg := func(app, stmt string) []string {
+		return strings.Fields(app + ` pid <*>: LOG: pool_send_and_wait: Error or notice message from backend: : DB node id: <*> backend pid: <*> statement: "` + stmt + `" message: "canceling statement due to statement timeout"`)
+	}
+	a := pg("checkout", "SELECT c.id, c.customer_id, ci.product_id, ci.qty FROM carts c JOIN cart_items ci ON ci.cart_id = c.id WHERE c.id = $1 AND c.status = $2 ORDER BY ci.id")
+	b := pg("search-indexer", "SELECT p.id, p.title, p.description, p.updated_at FROM products p WHERE p.updated_at > $1 ORDER BY p.updated_at LIMIT 500")
+	if !nearCopy(a, b) {
+		t.Error("two statement timeouts of two clients are not near copies")
+	}
+	c := strings.Fields(`connect() failed (<*>: Connection refused) while connecting to upstream, client: <*>, request: "GET <*>", upstream: "<*>"`)
+	d := strings.Fields(`upstream timed out (<*>: Connection timed out) while reading response header from upstream, client: <*>, request: "GET <*>", upstream: "<*>"`)
+	if nearCopy(c, d) {
+		t.Error("a refused connect and a timeout are near copies")
+	}
+}
+
 // TestWrapperNamingCause: a line that points elsewhere "for more details"
 // is a generic wrapper, unless it also names a known cause.
 func TestWrapperNamingCause(t *testing.T) {

@@ -1235,29 +1235,46 @@ func diversify(out []scored, rc rankCtx) []scored {
 	return append(res, rest...)
 }
 
+// nearCopyRun is how many tokens in a row two templates share when they
+// are one report with a different head or tail: Pgpool's "<app> pid <*>:
+// LOG: pool_send_and_wait: Error or notice message from backend: : DB node
+// id: <*> backend pid: <*> statement: …" for each client and statement
+// that timed out.
+const nearCopyRun = 12
+
 // maxCopyTokens bounds the tokens of a template nearCopy compares.
 const maxCopyTokens = 64
 
 // nearCopy reports whether two templates share at least nearCopyLCS of
 // the tokens of the longer one, in order (their longest common
-// subsequence): the same message with a word or two changed.
+// subsequence): the same message with a word or two changed; or
+// nearCopyRun tokens in a row.
 func nearCopy(a, b []string) bool {
 	if len(a) < len(b) {
 		a, b = b, a
 	}
-	if len(a) == 0 || float64(len(b)) < nearCopyLCS*float64(len(a)) {
+	if len(a) == 0 || float64(len(b)) < nearCopyLCS*float64(len(a)) && len(b) < nearCopyRun {
 		return false
 	}
+	// prev/cur: the longest common subsequence of a[:i] and b[:j];
+	// rprev/rcur: the common run of tokens ending at a[i-1] and b[j-1]
 	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	rprev, rcur := make([]int, len(b)+1), make([]int, len(b)+1)
 	for i := range a {
 		for j := range b {
 			if a[i] == b[j] {
 				cur[j+1] = prev[j] + 1
+				rcur[j+1] = rprev[j] + 1
+				if rcur[j+1] >= nearCopyRun {
+					return true
+				}
 			} else {
 				cur[j+1] = max(cur[j], prev[j+1])
+				rcur[j+1] = 0
 			}
 		}
 		prev, cur = cur, prev
+		rprev, rcur = rcur, rprev
 	}
 	return float64(prev[len(b)]) >= nearCopyLCS*float64(len(a))
 }
