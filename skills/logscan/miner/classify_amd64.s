@@ -67,142 +67,85 @@ DATA skconst<>+464(SB)/8, $0x5f5f5f5f5f5f5f5f
 DATA skconst<>+472(SB)/8, $0x5f5f5f5f5f5f5f5f
 GLOBL skconst<>(SB), RODATA|NOPTR, $480
 
+// CLASSIFY compares the 32 bytes in Y0 and leaves one mask byte (0xff or
+// 0) per byte and class: Y5 separators (' ', glue, '\t'..'\r'), Y6 digits,
+// Y7 letters, Y8 hex letters, Y9 '=', Y10 '"', Y11 '/' and '\\', Y12
+// joiners ('+' ',' '-' '.' '/', ':', '_'); bytes outside ASCII are Y0's own
+// high bits. A byte is in a range [lo, lo+r] when min(b-lo, r) == b-lo
+// (unsigned, wrapping): digits b-'0' <= 9, letters (b|0x20)-'a' <= 25, hex
+// letters <= 5, '\t'..'\r' b-9 <= 4, '+'..'/' b-'+' <= 4.
+#define CLASSIFY \
+	VPSUBB   skconst<>+0(SB), Y0, Y1; \
+	VPMINUB  skconst<>+32(SB), Y1, Y2; \
+	VPCMPEQB Y1, Y2, Y6; \
+	VPOR     skconst<>+64(SB), Y0, Y3; \
+	VPSUBB   skconst<>+96(SB), Y3, Y4; \
+	VPMINUB  skconst<>+128(SB), Y4, Y2; \
+	VPCMPEQB Y4, Y2, Y7; \
+	VPMINUB  skconst<>+160(SB), Y4, Y2; \
+	VPCMPEQB Y4, Y2, Y8; \
+	VPCMPEQB skconst<>+64(SB), Y0, Y5; \
+	VPCMPEQB skconst<>+192(SB), Y0, Y2; \
+	VPOR     Y2, Y5, Y5; \
+	VPSUBB   skconst<>+32(SB), Y0, Y2; \
+	VPMINUB  skconst<>+224(SB), Y2, Y3; \
+	VPCMPEQB Y2, Y3, Y3; \
+	VPOR     Y3, Y5, Y5; \
+	VPCMPEQB skconst<>+256(SB), Y0, Y9; \
+	VPCMPEQB skconst<>+288(SB), Y0, Y10; \
+	VPCMPEQB skconst<>+320(SB), Y0, Y2; \
+	VPCMPEQB skconst<>+352(SB), Y0, Y3; \
+	VPOR     Y3, Y2, Y11; \
+	VPSUBB   skconst<>+384(SB), Y0, Y2; \
+	VPMINUB  skconst<>+224(SB), Y2, Y3; \
+	VPCMPEQB Y2, Y3, Y12; \
+	VPCMPEQB skconst<>+416(SB), Y0, Y2; \
+	VPOR     Y2, Y12, Y12; \
+	VPCMPEQB skconst<>+448(SB), Y0, Y2; \
+	VPOR     Y2, Y12, Y12
+
+// HIGH moves a class's mask bytes for bytes 32-63 into the top half of the
+// register holding bytes 0-31's, and writes the mask whole at off(DI).
+#define HIGH(y, r, off) \
+	VPMOVMSKB y, CX; \
+	SHLQ      $32, CX; \
+	ORQ       CX, r; \
+	MOVQ      r, off(DI)
+
 // func classify64(p *byte, m *byteMasks)
 //
-// The 64 bytes in two halves of 32: the first half's masks stay in
-// registers until the second's are shifted in, so each mask is written
-// once, whole (a load of a mask written in two halves would stall).
-// A byte is in a range [lo, lo+r] when min(b-lo, r) == b-lo (unsigned,
-// wrapping).
+// The 64 bytes in two halves of 32, each also copied to m.buf: the first
+// half's masks stay in registers until the second's are shifted in, so each
+// mask is written once, whole (a load of a mask written in two halves would
+// stall).
 TEXT ·classify64(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), SI
 	MOVQ m+8(FP), DI
 
-	// bytes 0-31
 	VMOVDQU (SI), Y0
-	VMOVDQU Y0, 72(DI) // buf
-	// high
-	VPMOVMSKB Y0, AX
-	// digit
-	VPSUBB skconst<>+0(SB), Y0, Y1
-	VPMINUB skconst<>+32(SB), Y1, Y2
-	VPCMPEQB Y1, Y2, Y2
-	VPMOVMSKB Y2, BX
-	// letter
-	VPOR skconst<>+64(SB), Y0, Y3
-	VPSUBB skconst<>+96(SB), Y3, Y4
-	VPMINUB skconst<>+128(SB), Y4, Y5
-	VPCMPEQB Y4, Y5, Y5
-	VPMOVMSKB Y5, DX
-	// hexLetter
-	VPMINUB skconst<>+160(SB), Y4, Y5
-	VPCMPEQB Y4, Y5, Y5
-	VPMOVMSKB Y5, R8
-	// sep
-	VPCMPEQB skconst<>+64(SB), Y0, Y5
-	VPCMPEQB skconst<>+192(SB), Y0, Y6
-	VPOR Y6, Y5, Y5
-	VPSUBB skconst<>+32(SB), Y0, Y6
-	VPMINUB skconst<>+224(SB), Y6, Y7
-	VPCMPEQB Y6, Y7, Y7
-	VPOR Y7, Y5, Y5
+	VMOVDQU Y0, 72(DI)
+	CLASSIFY
 	VPMOVMSKB Y5, R9
-	// eq
-	VPCMPEQB skconst<>+256(SB), Y0, Y5
-	VPMOVMSKB Y5, R10
-	// quote
-	VPCMPEQB skconst<>+288(SB), Y0, Y5
-	VPMOVMSKB Y5, R11
-	// slash
-	VPCMPEQB skconst<>+320(SB), Y0, Y5
-	VPCMPEQB skconst<>+352(SB), Y0, Y6
-	VPOR Y6, Y5, Y5
-	VPMOVMSKB Y5, R12
-	// joiner
-	VPSUBB skconst<>+384(SB), Y0, Y6
-	VPMINUB skconst<>+224(SB), Y6, Y7
-	VPCMPEQB Y6, Y7, Y7
-	VPCMPEQB skconst<>+416(SB), Y0, Y6
-	VPOR Y6, Y7, Y7
-	VPCMPEQB skconst<>+448(SB), Y0, Y6
-	VPOR Y6, Y7, Y7
-	VPMOVMSKB Y7, R13
+	VPMOVMSKB Y6, BX
+	VPMOVMSKB Y7, DX
+	VPMOVMSKB Y8, R8
+	VPMOVMSKB Y9, R10
+	VPMOVMSKB Y10, R11
+	VPMOVMSKB Y11, R12
+	VPMOVMSKB Y12, R13
+	VPMOVMSKB Y0, AX
 
-	// bytes 32-63
 	VMOVDQU 32(SI), Y0
-	VMOVDQU Y0, 104(DI) // buf
-	// high
-	VPMOVMSKB Y0, CX
-	SHLQ $32, CX
-	ORQ CX, AX
-	MOVQ AX, 64(DI)
-	// digit
-	VPSUBB skconst<>+0(SB), Y0, Y1
-	VPMINUB skconst<>+32(SB), Y1, Y2
-	VPCMPEQB Y1, Y2, Y2
-	VPMOVMSKB Y2, CX
-	SHLQ $32, CX
-	ORQ CX, BX
-	MOVQ BX, 8(DI)
-	// letter
-	VPOR skconst<>+64(SB), Y0, Y3
-	VPSUBB skconst<>+96(SB), Y3, Y4
-	VPMINUB skconst<>+128(SB), Y4, Y5
-	VPCMPEQB Y4, Y5, Y5
-	VPMOVMSKB Y5, CX
-	SHLQ $32, CX
-	ORQ CX, DX
-	MOVQ DX, 16(DI)
-	// hexLetter
-	VPMINUB skconst<>+160(SB), Y4, Y5
-	VPCMPEQB Y4, Y5, Y5
-	VPMOVMSKB Y5, CX
-	SHLQ $32, CX
-	ORQ CX, R8
-	MOVQ R8, 24(DI)
-	// sep
-	VPCMPEQB skconst<>+64(SB), Y0, Y5
-	VPCMPEQB skconst<>+192(SB), Y0, Y6
-	VPOR Y6, Y5, Y5
-	VPSUBB skconst<>+32(SB), Y0, Y6
-	VPMINUB skconst<>+224(SB), Y6, Y7
-	VPCMPEQB Y6, Y7, Y7
-	VPOR Y7, Y5, Y5
-	VPMOVMSKB Y5, CX
-	SHLQ $32, CX
-	ORQ CX, R9
-	MOVQ R9, 0(DI)
-	// eq
-	VPCMPEQB skconst<>+256(SB), Y0, Y5
-	VPMOVMSKB Y5, CX
-	SHLQ $32, CX
-	ORQ CX, R10
-	MOVQ R10, 32(DI)
-	// quote
-	VPCMPEQB skconst<>+288(SB), Y0, Y5
-	VPMOVMSKB Y5, CX
-	SHLQ $32, CX
-	ORQ CX, R11
-	MOVQ R11, 40(DI)
-	// slash
-	VPCMPEQB skconst<>+320(SB), Y0, Y5
-	VPCMPEQB skconst<>+352(SB), Y0, Y6
-	VPOR Y6, Y5, Y5
-	VPMOVMSKB Y5, CX
-	SHLQ $32, CX
-	ORQ CX, R12
-	MOVQ R12, 48(DI)
-	// joiner
-	VPSUBB skconst<>+384(SB), Y0, Y6
-	VPMINUB skconst<>+224(SB), Y6, Y7
-	VPCMPEQB Y6, Y7, Y7
-	VPCMPEQB skconst<>+416(SB), Y0, Y6
-	VPOR Y6, Y7, Y7
-	VPCMPEQB skconst<>+448(SB), Y0, Y6
-	VPOR Y6, Y7, Y7
-	VPMOVMSKB Y7, CX
-	SHLQ $32, CX
-	ORQ CX, R13
-	MOVQ R13, 56(DI)
+	VMOVDQU Y0, 104(DI)
+	CLASSIFY
+	HIGH(Y5, R9, 0)
+	HIGH(Y6, BX, 8)
+	HIGH(Y7, DX, 16)
+	HIGH(Y8, R8, 24)
+	HIGH(Y9, R10, 32)
+	HIGH(Y10, R11, 40)
+	HIGH(Y11, R12, 48)
+	HIGH(Y12, R13, 56)
+	HIGH(Y0, AX, 64)
 	VZEROUPPER
 	RET
