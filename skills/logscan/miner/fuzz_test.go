@@ -106,6 +106,7 @@ func FuzzSkeleton(f *testing.F) {
 	}
 	f.Add(`k="a 1" 0x1f 5x user1 12#34 123://=4 1/2 Dec=5 ab12cd`, uint64(3))
 	f.Add(`user d8c42b2dfcfb864 logged in from session 2e28fa0kqalgm y2jybbqfbwfx 1lyn8fn9dm61d 0x1fz`, uint64(5))
+	f.Add("Größe 42 ✓ über 0x1f é1 10.0.0.7:80 ok", uint64(7)) // bytes outside ASCII, under 64 bytes
 	f.Fuzz(func(t *testing.T, a string, seed uint64) {
 		b := mutateRuns(a, seed)
 		checkSkeleton(t, a, b)

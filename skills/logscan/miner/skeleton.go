@@ -260,8 +260,10 @@ type byteMasks struct {
 	buf [72]byte
 }
 
-// skelSlow: skeletonMasks cannot build this skeleton (a byte outside ASCII);
-// the byte-by-byte path does.
+// skelSlow: skeletonMasks leaves this message to the byte-by-byte path (it
+// holds a literal skelVar or skelPVar byte, which is never cached). Other
+// bytes outside ASCII are neither separators, digits nor letters, in the
+// masks as in skelClass.
 const skelSlow = -1
 
 // skeletonMasks is skeletonMode outside exact mode for a message of 1 to
@@ -273,7 +275,7 @@ const skelSlow = -1
 func skeletonMasks(out []byte, words []wordPos, msg string, m *byteMasks) ([]byte, []wordPos, int) {
 	n := len(msg)
 	valid := lowBits(n)
-	if m.high&valid != 0 {
+	if m.high&valid != 0 && (strings.IndexByte(msg, skelVar) >= 0 || strings.IndexByte(msg, skelPVar) >= 0) {
 		return out, words, skelSlow
 	}
 	if (m.eq<<1)&m.quote&valid != 0 {
