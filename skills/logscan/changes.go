@@ -100,7 +100,7 @@ func (e *engine) noteChange(fs *fileState, c *clusterStat) {
 
 // changeCands returns, per service log, the last change before its
 // errors start (at its incident's bursts, else at the first error that is
-// not background) as a candidate of its own, shown where it happened and
+// not background, else at the first such warning) as a candidate of its own, shown where it happened and
 // counted with all its template's events; and, when the operation that
 // logged it logged changes just before it (see sameOperation), the first
 // of those too. Changes in the start-up phase (the first fifth of the
@@ -114,7 +114,12 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 		}
 		start, ok := rc.incident[int32(f)]
 		if !ok {
-			start = rc.onset[int32(f)]
+			start, ok = rc.onset[int32(f)]
+		}
+		if !ok {
+			// a log that only warns, too little for an incident: its
+			// first warning that is not background
+			start = rc.warnOnset[int32(f)]
 		}
 		var best *change
 		for i := range fs.changes {

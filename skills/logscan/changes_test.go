@@ -101,6 +101,38 @@ func TestLastChange(t *testing.T) {
 	}
 }
 
+// TestChangeBeforeWarnings: a log that never errs and warns too little for
+// an incident (Aerospike's "breached stop-writes limit" after a
+// config-set halved a namespace) still shows the last change before its
+// first warning that is not background.
+func TestChangeBeforeWarnings(t *testing.T) {
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 9, 0, 0, 0, time.UTC), step: 7 * time.Second, layout: "2006-01-02T15:04:05Z", format: "time=\"%s\" level=%s msg=%s\n"}
+	cause := 0
+	for i := range 600 {
+		switch {
+		case i == 300:
+			lg.emit("info", `"changing value of memory-size of ns sessions from 51539607552 to 25769803776"`)
+			cause = lg.line
+		case i%50 == 7: // a peer that is always unreachable: background
+			lg.emit("warning", `"error while connecting to peer 10.0.4.9:3002"`)
+		case i == 420 || i == 470 || i == 520 || i == 570:
+			lg.emit("warning", `"{sessions} breached stop-writes limit, rejecting writes"`)
+		default:
+			lg.emit("info", fmt.Sprintf(`"ticker: objects=%d evicted=0"`, 100000+i))
+		}
+	}
+	rep := analyzeText(t, "asd.log", lg.b.String(), 5)
+	for _, e := range rep.Evidence {
+		if e.Line == cause {
+			if !strings.Contains(e.Reason, "the last change before") {
+				t.Errorf("L%d reason %q, want the last change before the warnings", e.Line, e.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("the change at L%d is not in the top 5: %+v", cause, rep.Evidence)
+}
+
 // TestForetold: a warning in the words of the errors to come, long before
 // them, foretold the incident; a warning that shares only the words every
 // failure has did not.

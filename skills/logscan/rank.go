@@ -106,8 +106,8 @@ type rankCtx struct {
 	// runner stopped the job to the line of the runner's notice
 	lastBeforeStop map[[2]int]int
 	// onset is, per file, the first line of the first error that is not
-	// background (see background)
-	onset map[int32]int
+	// background (see background); warnOnset likewise of warnings
+	onset, warnOnset map[int32]int
 	// incident is, per file, the first line of its incident's bursts of
 	// errors (see incidentStart)
 	incident map[int32]int
@@ -516,7 +516,7 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 	// Errors that recur through a whole service log are its background;
 	// the incident's first error (its onset) and its last are the first
 	// and the last of the others.
-	rc.onset, rc.onsetMS = map[int32]int{}, map[int32]int64{}
+	rc.onset, rc.onsetMS, rc.warnOnset = map[int32]int{}, map[int32]int64{}, map[int32]int{}
 	lastErr := map[int32]int{}
 	// The lines of Gradle's account of a failure report it, whatever
 	// their words (see wrongStart).
@@ -532,6 +532,11 @@ func (e *engine) rank(rc rankCtx, n int) []Evidence {
 		ep, ok := rets[rc.ids[c.cluster]]
 		esc, escOK := escs[rc.ids[c.cluster]]
 		c.bg = background(c, rc.files) && !comeback(c, ep, ok, rc.files) && !escalatedLate(c, esc, escOK, rc.files)
+		if !c.bg && c.level == lvWarn {
+			if o, ok := rc.warnOnset[c.file]; !ok || c.head < o {
+				rc.warnOnset[c.file] = c.head
+			}
+		}
 		if c.bg || c.level < lvError {
 			continue
 		}
