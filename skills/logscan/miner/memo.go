@@ -40,6 +40,7 @@ type hdrMemo struct {
 	nodes  []memoNode // the radix tree of short keys, root first
 	ents   []memoEnt
 	keys   []byte   // the long keys' bytes
+	short  int      // the short keys' bytes (held by the tree)
 	levels []string // the level words entries name (memoEnt.level)
 	tab    []uint16 // hash of a long key's first memoHashLen bytes -> entry + 1
 	seed   maphash.Seed
@@ -194,7 +195,7 @@ func (n *memoNode) addKid(b byte, ci int32) {
 // insert remembers key (the bytes the scan read after the timestamp),
 // unless the memo is full or the parse's offsets do not fit an entry.
 func (m *hdrMemo) insert(key string, p memoParse) {
-	if m.off || len(m.ents) >= memoMaxEntries || len(m.keys)+len(key) > memoMaxBytes || key == "" ||
+	if m.off || len(m.ents) >= memoMaxEntries || len(m.keys)+m.short+len(key) > memoMaxBytes || key == "" ||
 		len(key) > 0xffff || p.compOff > 0xffff || p.compLen > 0xffff || p.msg > 0xffff {
 		return
 	}
@@ -213,6 +214,7 @@ func (m *hdrMemo) insert(key string, p memoParse) {
 			m.nodes = append(m.nodes, memoNode{ent: -1})
 		}
 		m.ents = append(m.ents, e)
+		m.short += len(key)
 		m.insertAt(0, strings.Clone(key), 0, ent, p.word) // the line's buffer is reused
 		return
 	}

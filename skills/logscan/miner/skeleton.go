@@ -285,8 +285,7 @@ func skeletonMasks(out []byte, words []wordPos, msg string, m *byteMasks) ([]byt
 	other := valid &^ (sep | digit | letter)
 	nonHex := valid &^ (sep | digit | m.hexLetter | m.joiner)
 	slash := m.slash & valid
-	out[0] = 'C'
-	i, k := 0, 1
+	i, k := 0, 1 // out[0] holds the mode byte
 	for d := digit; d != 0; {
 		p := bits.TrailingZeros64(d)
 		below := uint64(1)<<(p&63) - 1
