@@ -22,10 +22,12 @@ const (
 	memoProbe      = 4096    // lookups between hit-rate checks
 
 	// Keys of memoHashLen bytes or more are found by a hash of their
-	// first memoHashLen bytes: a line's lookup hashes once and compares
-	// the chain of keys that share those bytes (they differ later: the
-	// thread, the logger), each first on two of its bytes. Shorter keys
-	// are kept in a radix tree.
+	// first hdrMemo.hashLen bytes, the length of the shortest of them: a
+	// line's lookup hashes once and compares the chain of keys that share
+	// those bytes, each first on two of its bytes. Hashing all the bytes
+	// the keys have in length, not a fixed prefix, keeps chains short:
+	// keys mostly differ late (the thread, the logger). Shorter keys are
+	// kept in a radix tree.
 	memoHashLen  = 24
 	memoHashBits = 15 // table slots: twice memoMaxEntries
 )
@@ -42,11 +44,13 @@ type hdrMemo struct {
 	keys   []byte   // the long keys' bytes
 	short  int      // the short keys' bytes (held by the tree)
 	levels []string // the level words entries name (memoEnt.level)
-	tab    []uint16 // hash of a long key's first memoHashLen bytes -> entry + 1
-	seed   maphash.Seed
-	looks  int
-	hits   int
-	off    bool // too few hits to pay for itself: not used
+	tab    []uint16 // hash of a long key's first hashLen bytes -> entry + 1
+	// hashLen is the length of the shortest long key (>= memoHashLen)
+	hashLen int
+	seed    maphash.Seed
+	looks   int
+	hits    int
+	off     bool // too few hits to pay for itself: not used
 }
 
 type memoNode struct {
@@ -105,8 +109,8 @@ func (m *hdrMemo) lookup(s string) int32 {
 		m.off = true // fewer than a quarter hit: stop paying for lookups
 		return -1
 	}
-	if m.tab != nil && len(s) >= memoHashLen {
-		h := maphash.String(m.seed, s[:memoHashLen])
+	if m.tab != nil && len(s) >= m.hashLen {
+		h := maphash.String(m.seed, s[:m.hashLen])
 		for k := int32(m.tab[h>>(64-memoHashBits)]); k > 0; {
 			e := &m.ents[k-1]
 			if n := int(e.n); n <= len(s) && s[e.mid] == e.bmid && s[e.last] == e.blast {
@@ -221,15 +225,36 @@ func (m *hdrMemo) insert(key string, p memoParse) {
 	if m.tab == nil {
 		m.tab = make([]uint16, 1<<memoHashBits)
 		m.seed = maphash.MakeSeed()
+		m.hashLen = len(key)
 	}
-	h := maphash.String(m.seed, key[:memoHashLen])
-	slot := h >> (64 - memoHashBits)
 	mid, last := (memoHashLen+len(key)-1)/2, max(0, len(key)-4)
-	e.next, e.keyOff, e.n = int32(m.tab[slot]), uint32(len(m.keys)), uint16(len(key))
+	e.keyOff, e.n = uint32(len(m.keys)), uint16(len(key))
 	e.mid, e.last, e.bmid, e.blast = uint16(mid), uint16(last), key[mid], key[last]
 	m.keys = append(m.keys, key...)
 	m.ents = append(m.ents, e)
-	m.tab[slot] = uint16(ent + 1)
+	if len(key) < m.hashLen {
+		// A shorter key: every long key is hashed again on fewer bytes
+		// (rare: the length only falls, and most keys of a file are alike).
+		m.hashLen = len(key)
+		clear(m.tab)
+		for i := range m.ents {
+			m.link(int32(i))
+		}
+		return
+	}
+	m.link(ent)
+}
+
+// link puts long entry i at the head of its hash chain.
+func (m *hdrMemo) link(i int32) {
+	e := &m.ents[i]
+	if e.n == 0 {
+		return // a short key: in the tree
+	}
+	h := maphash.Bytes(m.seed, m.keys[e.keyOff:e.keyOff+uint32(m.hashLen)])
+	slot := h >> (64 - memoHashBits)
+	e.next = int32(m.tab[slot])
+	m.tab[slot] = uint16(i + 1)
 }
 
 // insertAt adds key[p:] to the tree at node n for entry ent.

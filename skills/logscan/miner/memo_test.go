@@ -2,6 +2,7 @@ package miner
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,4 +128,51 @@ func FuzzParserMemo(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMemoHashLen checks the long keys' hash: keys that share their first
+// memoHashLen bytes and differ later (the logger after the thread) lie in
+// chains of about one, and each key is still found, also after a shorter
+// key made every key be hashed again.
+func TestMemoHashLen(t *testing.T) {
+	var m hdrMemo
+	var keys []string
+	for _, lv := range []string{"  INFO", "  WARN", " ERROR"} {
+		for th := range 40 {
+			for _, lg := range []string{"c.e.db.Pool", "c.e.jobs.Scheduler", "c.e.cache.Redis", "c.e.api.OrderController"} {
+				keys = append(keys, fmt.Sprintf("%s 1 --- [worker-%d] %s : ", lv, th, lg))
+			}
+		}
+	}
+	// the shortest key comes last, so the others are hashed again
+	keys = append(keys, "  INFO 1 --- [main] c.e.App : ")
+	for i, k := range keys {
+		m.insert(k, memoParse{level: "INFO", msg: len(k)})
+		if i == len(keys)-2 && m.hashLen != len("  INFO 1 --- [worker-0] c.e.db.Pool : ") {
+			t.Fatalf("hashLen %d, want the shortest key's length", m.hashLen)
+		}
+	}
+	if m.hashLen != len(keys[len(keys)-1]) {
+		t.Fatalf("hashLen %d after a shorter key, want %d", m.hashLen, len(keys[len(keys)-1]))
+	}
+	for i, k := range keys {
+		if got := m.lookup(k + "message"); got != int32(i) {
+			t.Fatalf("lookup(%q) = %d, want %d", k, got, i)
+		}
+	}
+	if got := m.lookup("  INFO 1 --- [worker-7] c.e.db.Poolx : x"); got != -1 {
+		t.Fatalf("a line no key starts found entry %d", got)
+	}
+	longest := 0
+	for _, k := range m.tab {
+		n := 0
+		for ; k > 0; k = uint16(m.ents[k-1].next) {
+			n++
+		}
+		longest = max(longest, n)
+	}
+	// 481 keys in 32768 slots: with the 24-byte prefix alone, chains of 4
+	if longest > 3 {
+		t.Fatalf("longest chain %d; keys that differ after the first %d bytes should spread", longest, memoHashLen)
+	}
 }
