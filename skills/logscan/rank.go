@@ -766,6 +766,9 @@ func (e *engine) score(c *cand, rc rankCtx, lastErr map[int32]int) scored {
 			add(-3, fmt.Sprintf("a line of the diff at L%d", r[0]-1))
 		}
 	}
+	if r, ok := regionOf(fs.steps.scripts, c.line); ok && c.level >= lvWarn {
+		add(-3, fmt.Sprintf("a line of the script the runner echoed at L%d", r[0]-1))
+	}
 	if r, ok := regionOf(fs.steps.runner, c.line); ok && c.level >= lvWarn && !wrapper && !summary {
 		add(-2.5, fmt.Sprintf("printed by the CI runner's own stage at L%d", r[0]))
 	}

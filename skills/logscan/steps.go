@@ -16,21 +16,35 @@ import (
 
 // stepLine kinds.
 const (
-	stepNone     = iota
-	stepEcho     // a command echoed by the runner (see stepEchoes)
-	stepEnd      // a line that may report a command's exit status
-	stepAfter    // the runner moves on from the job's script to its after-script
-	stepRunner   // the runner's own stage after the script (see runnerStages)
-	stepSetup    // the runner's own stage before the script (see setupStages)
-	stepScript   // the runner starts the job's script
-	stepPipe     // a Jenkins pipeline's structure line: it ends a shell step's output
-	stepTest     // a test runner's line for a test starting or ending (see testLine)
-	stepHunk     // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
-	stepGroupEnd // GitHub Actions' "##[endgroup]": a step's echoed script and settings end
-	stepTask     // a Gradle task header ("> Task :app:compileKotlin") or the build's verdict after them
-	stepWrong    // Gradle's "* What went wrong:", or the "* Try:" after it
-	stepMojo     // a Maven plugin goal's header, "--- jacoco:0.8.12:check (check-coverage) @ fx ---", or the reactor summary after them
-	stepMojoFail // Maven's "Failed to execute goal …:check (check-coverage) on project fx: …"
+	stepNone      = iota
+	stepEcho      // a command echoed by the runner (see stepEchoes)
+	stepEnd       // a line that may report a command's exit status
+	stepAfter     // the runner moves on from the job's script to its after-script
+	stepRunner    // the runner's own stage after the script (see runnerStages)
+	stepSetup     // the runner's own stage before the script (see setupStages)
+	stepScript    // the runner starts the job's script
+	stepPipe      // a Jenkins pipeline's structure line: it ends a shell step's output
+	stepTest      // a test runner's line for a test starting or ending (see testLine)
+	stepHunk      // a unified diff's hunk header, "@@ -18,7 +18,8 @@"
+	stepGroupEnd  // GitHub Actions' "##[endgroup]": a step's echoed script and settings end
+	stepTask      // a Gradle task header ("> Task :app:compileKotlin") or the build's verdict after them
+	stepWrong     // Gradle's "* What went wrong:", or the "* Try:" after it
+	stepMojo      // a Maven plugin goal's header, "--- jacoco:0.8.12:check (check-coverage) @ fx ---", or the reactor summary after them
+	stepMojoFail  // Maven's "Failed to execute goal …:check (check-coverage) on project fx: …"
+	stepScriptIn  // Azure Pipelines' "Script contents:": the task's script follows
+	stepScriptOut // Azure Pipelines' "=== Starting Command Output ===": the script's output follows
+)
+
+// A runner echoes the script of a step before it runs it: GitHub Actions
+// inside the step's group, after "##[group]Run <first line>" and up to
+// "##[endgroup]" (with the shell and environment), Azure Pipelines between
+// "Script contents:" and "Starting Command Output". Those lines are the
+// script's text, not its output: `if [ "$STATUS" == "Failed" ]` reports
+// nothing. maxScript bounds the lines such a region may cover.
+const (
+	azureScript = "Script contents:"
+	azureOutput = "Starting Command Output"
+	maxScript   = 200
 )
 
 // Maven prints a header for each plugin goal it runs in a module, "---
@@ -109,10 +123,11 @@ var (
 // Indented, none is an echo ("    > 23 | expect(x)" in a code frame).
 // CircleCI prints each run step's shell before its command,
 // "#!/bin/bash -eo pipefail".
-var stepEchoes = [...]string{"##[group]Run ", "$ ", "[Pipeline] sh", "[Pipeline] bat", "[Pipeline] powershell", "[Pipeline] pwsh", "#!/bin/bash -eo pipefail", "#!/bin/sh -eo pipefail", "+ ", "> "}
+// Azure Pipelines starts each task with "##[section]Starting: <task>".
+var stepEchoes = [...]string{"##[group]Run ", "$ ", "[Pipeline] sh", "[Pipeline] bat", "[Pipeline] powershell", "[Pipeline] pwsh", "#!/bin/bash -eo pipefail", "#!/bin/sh -eo pipefail", "##[section]Starting: ", "+ ", "> "}
 
 // strongEchoes is how many of stepEchoes always start a step.
-const strongEchoes = 8
+const strongEchoes = 9
 
 // jenkinsStep is the prefix of a Jenkins pipeline's lines.
 const jenkinsStep = "[Pipeline] "
@@ -124,8 +139,11 @@ const jenkinsStep = "[Pipeline] "
 // code 2", CircleCI's "Exited with code exit status 2". A retry notice
 // ("failed. Retrying, 2 of 3.") ends no step; nor does a whole build's
 // verdict ("Your build exited with 1"). AWS CodeBuild reports "Command did
-// not exit successfully <command> exit status 1".
-var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Command did not exit successfully .* exit status|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?) ?(\d+)`)
+// not exit successfully <command> exit status 1"; Azure Pipelines' tasks
+// "Bash exited with code '1'.", "Script failed with exit code: 1" and, as
+// GitHub's actions do, "##[error]The process '/usr/bin/git' failed with
+// exit code 128" (without "##[error]" an action reports a try it retries).
+var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Command did not exit successfully .* exit status|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?|(?:Bash|PowerShell|Cmd|Cmd\.exe) exited with code '|Script failed with exit code:|##\[error\](?:Error: )?The process '[^']*' failed with exit code) ?(\d+)`)
 
 // act (nektos/act, and the Gitea and Forgejo runners built on it) marks a
 // step's start with "⭐ Run Main <step>" and its end with "✅  Success -
@@ -204,6 +222,12 @@ func stepLine(msg string) uint8 {
 	}
 	if msg == "##[endgroup]" {
 		return stepGroupEnd
+	}
+	if msg == azureScript {
+		return stepScriptIn
+	}
+	if strings.HasPrefix(msg, "=") && strings.Contains(msg, " "+azureOutput+" ") {
+		return stepScriptOut
 	}
 	if strings.HasSuffix(msg, wrongStart) || strings.HasSuffix(msg, wrongEnd) {
 		return stepWrong
@@ -286,6 +310,19 @@ type stepTrack struct {
 	// their lines are code, not reports. A hunk covers at least as many
 	// lines as the larger of its counts; that many are marked.
 	hunks [][2]int
+
+	// Scripts the runner echoed (see azureScript): the open one's first
+	// line (0 none), and those closed
+	script  int
+	scripts [][2]int
+}
+
+// closeScript ends, at line last, the echoed script still open.
+func (t *stepTrack) closeScript(last int) {
+	if t.script != 0 && last >= t.script && len(t.scripts) < maxSteps*4 {
+		t.scripts = append(t.scripts, [2]int{t.script, min(last, t.script+maxScript-1)})
+	}
+	t.script = 0
 }
 
 // line takes an event head whose template is a step line.
@@ -293,6 +330,10 @@ func (t *stepTrack) line(msg string, no int) {
 	switch stepLine(msg) {
 	case stepEcho:
 		t.echo = no
+		t.script = 0
+		if strings.HasPrefix(msg, "##[group]Run ") {
+			t.script = no + 1
+		}
 		strong := actMarker(msg) == actRun || codeBuildRun(msg)
 		for _, p := range stepEchoes[:strongEchoes] {
 			strong = strong || strings.HasPrefix(msg, p)
@@ -310,6 +351,14 @@ func (t *stepTrack) line(msg string, no int) {
 			t.start = no + 1
 		}
 		t.group = false
+		t.closeScript(no - 1)
+	case stepScriptIn:
+		t.script = no + 1
+	case stepScriptOut:
+		if t.script != 0 && t.start != 0 && t.end == 0 {
+			t.start = no + 1 // the task's output starts here
+		}
+		t.closeScript(no - 1)
 	case stepPipe:
 		if t.shell && t.start != 0 && t.end == 0 {
 			t.end = no - 1

@@ -247,6 +247,71 @@ func TestActionsGroupHeader(t *testing.T) {
 	if got, want := fmt.Sprint(st.failed), "[[5 6]]"; got != want {
 		t.Fatalf("failed regions %s, want %s", got, want)
 	}
+	if got, want := fmt.Sprint(st.scripts), "[[2 3]]"; got != want {
+		t.Fatalf("echoed scripts %s, want %s", got, want)
+	}
+}
+
+// TestAzureTasks: Azure Pipelines' tasks, each from "##[section]Starting:"
+// to its exit report; a script task's output starts after "Starting
+// Command Output", and the script it echoes before is code.
+func TestAzureTasks(t *testing.T) {
+	lines := []string{
+		1:  "##[section]Starting: Run docker build",
+		2:  "Task         : Command line",
+		3:  "Generating script.",
+		4:  "Script contents:",
+		5:  "./.scripts/run_docker_build.sh",
+		6:  "========================== Starting Command Output ===========================",
+		7:  "/usr/bin/bash --noprofile --norc /home/vsts/work/_temp/7f1b.sh",
+		8:  "TESTS FAILED: quaylib-2.1.0.conda",
+		9:  "##[error]Bash exited with code '1'.",
+		10: "##[section]Finishing: Run docker build",
+		11: "##[section]Starting: Prepare artifacts",
+		12: "Script contents:",
+		13: `if [[ "$AGENT_JOBSTATUS" == "Failed" ]]; then`,
+		14: "fi",
+		15: "========================== Starting Command Output ===========================",
+		16: "Archiving the build directory failed: no such file",
+		17: "##[section]Finishing: Prepare artifacts",
+		18: "##[section]Starting: Publish",
+		19: "##[error]Error: The process '/usr/bin/dotnet' failed with exit code 1",
+		20: "##[section]Starting: Deploy",
+		21: "##[error]Script failed with exit code: 2",
+	}
+	st := trackLines(lines)
+	if got, want := fmt.Sprint(st.failed), "[[7 9] [18 19] [20 21]]"; got != want {
+		t.Fatalf("failed regions %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(st.scripts), "[[5 5] [13 14]]"; got != want {
+		t.Fatalf("echoed scripts %s, want %s", got, want)
+	}
+}
+
+// TestEchoedScriptRanking: a line of an echoed script that names a
+// failure is not evidence; the task's output is.
+func TestEchoedScriptRanking(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("##[section]Starting: Build\nScript contents:\nmake all\n")
+	b.WriteString("========================== Starting Command Output ===========================\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "cc -c src/part%d.c\n", i)
+	}
+	b.WriteString("src/io.c:41:7: error: 'buf' undeclared (first use in this function)\n")
+	b.WriteString("##[error]Bash exited with code '2'.\n##[section]Finishing: Build\n")
+	b.WriteString("##[section]Starting: Collect logs\nScript contents:\n")
+	b.WriteString(`if [[ "$AGENT_JOBSTATUS" == "Failed" ]]; then echo "the build failed: collecting logs"; fi` + "\n")
+	b.WriteString("========================== Starting Command Output ===========================\n")
+	b.WriteString("collected 3 files\n##[section]Finishing: Collect logs\n")
+	rep := analyzeText(t, "azure.log", b.String(), 5)
+	if r := rankOf(rep, "", 35); r != 1 {
+		t.Errorf("the compiler's error (L35) ranks %d, want 1: %+v", r, rep.Evidence)
+	}
+	for _, e := range rep.Evidence {
+		if e.Line == 40 && !strings.Contains(e.Reason, "a line of the script the runner echoed at L39") {
+			t.Errorf("L40 reason %q: not marked as an echoed script line", e.Reason)
+		}
+	}
 }
 
 // TestGradleTaskRegions: a failed Gradle task's output is under its
