@@ -545,8 +545,9 @@ func readBlocks(ctx context.Context, sp *splitter, pending [][]string, free chan
 func (g *grouper) parseBlock(b *block, maxLine int) {
 	g.groupState = groupState{}
 	b.sync = -1
-	g.noCR = strings.IndexByte(b.region, '\r') < 0
-	g.noESC = strings.IndexByte(b.region, 0x1b) < 0
+	f := scanFlags(b.region)
+	g.noCR = f&flagCR == 0
+	g.noESC = f&flagESC == 0
 	for _, l := range b.lines {
 		g.noCR = g.noCR && strings.IndexByte(l, '\r') < 0
 		g.noESC = g.noESC && strings.IndexByte(l, 0x1b) < 0
@@ -569,7 +570,7 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 	for _, l := range b.lines {
 		add(l)
 	}
-	it := newLineIter(b.region, maxLine)
+	it := newLineIterFlags(b.region, maxLine, f)
 	for {
 		l, ok := it.next()
 		if !ok {

@@ -166,6 +166,12 @@ func newLineIter(region string, maxLine int) lineIter {
 	return lineIter{region: region, valid: utf8.ValidString(region), maxLine: maxLine}
 }
 
+// newLineIterFlags is newLineIter for a region whose scanFlags are f: with
+// no byte outside ASCII it is valid UTF-8 without a check.
+func newLineIterFlags(region string, maxLine int, f uint8) lineIter {
+	return lineIter{region: region, valid: f&flagHigh == 0 || utf8.ValidString(region), maxLine: maxLine}
+}
+
 func (it *lineIter) next() (string, bool) {
 	if len(it.region) == 0 {
 		return "", false
