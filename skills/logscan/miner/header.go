@@ -252,6 +252,20 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 	if p != nil && layout[0] == kTime && !p.memo.off {
 		memo = &p.memo
 	}
+	looked := false // the memo was asked about the bytes after the timestamp
+	if memo != nil && len(line) > 0 && isDigit(line[0]) {
+		// The common line: its date and minute those of the line before
+		// (the time cache) and its tail a remembered one. parseTime would
+		// go to the same isoHit (an ISO date starts with four digits).
+		if e, ms, ok := tc.isoHit(line, 0); ok {
+			looked = true
+			if k := memo.lookup(line[e:]); k >= 0 {
+				h.Time, h.UnixMS = line[:e], ms
+				memo.fill(k, line, e, h)
+				return
+			}
+		}
+	}
 	tEnd, far, compAt := -1, 0, -1
 	clean := true // false: the scan stopped on bytes it did not keep
 	j, cut := 0, -1
@@ -282,14 +296,10 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 		if n == 0 {
 			if memo != nil && it.kind == kTime {
 				tEnd, far = it.end, it.end
-				if k := memo.lookup(line[tEnd:]); k >= 0 {
-					e := &memo.ents[k]
-					h.Level = memo.levels[e.level]
-					if e.compLen > 0 {
-						c := tEnd + int(e.compOff)
-						h.Component = line[c : c+int(e.compLen)]
-					}
-					h.MsgStart = tEnd + int(e.msgStart)
+				if looked {
+					// asked above about these bytes: no key holds
+				} else if k := memo.lookup(line[tEnd:]); k >= 0 {
+					memo.fill(k, line, tEnd, h)
 					return
 				}
 			}

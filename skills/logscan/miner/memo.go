@@ -132,6 +132,18 @@ func (m *hdrMemo) lookup(s string) int32 {
 	return e
 }
 
+// fill sets h's level, component and message start from entry k, for a
+// line whose timestamp ends at tEnd.
+func (m *hdrMemo) fill(k int32, line string, tEnd int, h *Header) {
+	e := &m.ents[k]
+	h.Level = m.levels[e.level]
+	if e.compLen > 0 {
+		c := tEnd + int(e.compOff)
+		h.Component = line[c : c+int(e.compLen)]
+	}
+	h.MsgStart = tEnd + int(e.msgStart)
+}
+
 // walk follows s[p:] down the tree at node n and returns the first entry
 // whose key ends on the way and holds for s, or -1.
 func (m *hdrMemo) walk(n int32, s string, p int) int32 {
