@@ -106,12 +106,17 @@ const maxHunk = 400
 // restores the cache and artifacts; once the script has started, those
 // stages went well enough, and a "Failed to extract cache" in them is not
 // why the job failed either.
+//
+// Bitbucket Pipelines collects test reports after the script, before the
+// after-script, and reports no exit status; when the step defines caches
+// it says the step failed by skipping their upload.
 var (
-	afterScript  = "Running after_script"
-	jenkinsPost  = "[Pipeline] { (Declarative: Post Actions)"
-	runnerStages = [...]string{"Saving cache for ", "Uploading artifacts for ", "Cleaning up project directory", "Cleaning up file based variables"}
-	setupStages  = [...]string{"Preparing the ", "Preparing environment", "Getting source from ", "Restoring cache", "Downloading artifacts"}
-	scriptStage  = "Executing \""
+	afterScript     = "Running after_script"
+	jenkinsPost     = "[Pipeline] { (Declarative: Post Actions)"
+	runnerStages    = [...]string{"Saving cache for ", "Uploading artifacts for ", "Cleaning up project directory", "Cleaning up file based variables", "Searching for test report files in directories named "}
+	bitbucketFailed = [...]string{"Skipping cache upload for failed step", "Skipping artifacts upload for failed step"}
+	setupStages     = [...]string{"Preparing the ", "Preparing environment", "Getting source from ", "Restoring cache", "Downloading artifacts"}
+	scriptStage     = "Executing \""
 )
 
 // stepEchoes are the prefixes CI runners echo a command with, at the start
@@ -208,6 +213,11 @@ func stepLine(msg string) uint8 {
 	if strings.Contains(msg, "exit") && reStepExit.MatchString(msg) {
 		return stepEnd
 	}
+	for _, p := range bitbucketFailed {
+		if strings.HasPrefix(msg, p) {
+			return stepEnd
+		}
+	}
 	if strings.HasPrefix(msg, afterScript) || strings.HasPrefix(msg, jenkinsPost) {
 		return stepAfter
 	}
@@ -274,7 +284,10 @@ type stepTrack struct {
 	echo  int  // the last echoed command's line of any kind
 	end   int  // where the open step's output ended (0: not yet)
 	post  bool // the runner is past the job's steps (after_script, post actions)
-	shell bool // the open step is a Jenkins shell step
+	// the last echoed command and error line when the runner went past
+	// the job's steps
+	postEcho, postErr int
+	shell             bool // the open step is a Jenkins shell step
 	// lastErr is the file's last error line so far (set by the engine);
 	// shells are the Jenkins shell steps that printed an error, most
 	// recent last
@@ -370,6 +383,9 @@ func (t *stepTrack) line(msg string, no int) {
 		if t.start != 0 && t.end == 0 {
 			t.end = no - 1
 		}
+		if !t.post {
+			t.postEcho, t.postErr = t.echo, t.lastErr
+		}
 		t.post = true
 		if stepLine(msg) == stepRunner && t.stages == 0 {
 			t.stages = no
@@ -442,6 +458,12 @@ func (t *stepTrack) line(msg string, no int) {
 		case actFailure:
 			m = []string{msg, "1"}
 		}
+		bitbucket := false
+		for _, p := range bitbucketFailed {
+			if strings.HasPrefix(msg, p) {
+				m, bitbucket = []string{msg, "1"}, true
+			}
+		}
 		if m == nil {
 			return
 		}
@@ -453,6 +475,10 @@ func (t *stepTrack) line(msg string, no int) {
 			r := [2]int{t.start, no}
 			if t.end != 0 {
 				r[1] = t.end
+			}
+			if bitbucket && t.post && t.postEcho >= t.start {
+				// the script stopped at its last command: that one failed
+				r[0] = t.postEcho
 			}
 			if code != 0 && t.shell && (t.lastErr < r[0] || t.lastErr > r[1]) && len(t.shells) > 0 {
 				// Jenkins reports the failed shell step's status at the
@@ -501,12 +527,24 @@ func (t *stepTrack) finish(last int) {
 // no step was seen failing, no exit status was reported since the last
 // echoed command, and the file's last error (lastErr) came after that
 // command, its output to the end is the step that failed.
+//
+// Past the job's steps (a runner's own stage, an after-script), the
+// command and the error that count are the last before it: the
+// after-script's commands and errors do not decide the job's status, and
+// the runner's stages with no exit report run to the end.
 func (t *stepTrack) close(last, lastErr int) {
 	t.finish(last)
-	if len(t.failed) > 0 || len(t.tasks) > 0 || t.start == 0 || t.echo < t.start || lastErr <= t.echo {
+	if t.stages != 0 && len(t.runner) < maxSteps {
+		t.runner = append(t.runner, [2]int{t.stages, last})
+	}
+	echo := t.echo
+	if t.post {
+		echo, lastErr = t.postEcho, t.postErr
+	}
+	if len(t.failed) > 0 || len(t.tasks) > 0 || t.start == 0 || echo < t.start || lastErr <= echo {
 		return
 	}
-	r := [2]int{t.echo, last}
+	r := [2]int{echo, last}
 	if t.end != 0 {
 		r[1] = t.end
 	}

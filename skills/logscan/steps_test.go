@@ -873,3 +873,48 @@ func TestIndentedTraceback(t *testing.T) {
 		t.Errorf("the FutureWarning ranks %d, above the exception at %d", w, r)
 	}
 }
+
+// TestBitbucketSteps: Bitbucket Pipelines echoes each command with "+ ",
+// collects test reports after the script and then runs the after-script;
+// it reports no exit status, but a step with caches says it failed. The
+// command that failed is the script's last, whether or not that is said.
+func TestBitbucketSteps(t *testing.T) {
+	lines := []string{
+		1:  "+ npm ci",
+		2:  "npm WARN deprecated inflight@1.0.6",
+		3:  "+ sf project deploy validate --manifest manifest/package.xml",
+		4:  "Warning: Average test coverage is 72%, at least 75% test coverage is required.",
+		5:  "Error (1): Failed to validate the deployment.",
+		6:  "Searching for test report files in directories named [test-results] down to a depth of 4",
+		7:  "+ pipe: atlassian/slack-notify:2.2.0",
+		8:  "✖ Failed to send notification to Slack. Status code: 404.",
+		9:  "Skipping cache upload for failed step",
+		10: "",
+	}
+	errs := map[int]bool{5: true, 8: true}
+	for _, verdict := range []bool{true, false} {
+		var st stepTrack
+		for no, l := range lines {
+			if no == 9 && !verdict {
+				continue
+			}
+			if l != "" && stepLine(l) != stepNone {
+				st.line(l, no)
+			}
+			if errs[no] {
+				st.lastErr = no
+			}
+		}
+		st.close(10, 8)
+		if got, want := fmt.Sprint(st.failed), "[[3 5]]"; got != want {
+			t.Errorf("verdict %v: failed regions %s, want %s", verdict, got, want)
+		}
+		want := "[[6 10]]"
+		if verdict {
+			want = "[[6 9]]"
+		}
+		if got := fmt.Sprint(st.runner); got != want {
+			t.Errorf("verdict %v: runner stages %s, want %s", verdict, got, want)
+		}
+	}
+}
