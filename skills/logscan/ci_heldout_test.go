@@ -295,7 +295,8 @@ func TestCILineClasses(t *testing.T) {
 		"BUILD FAILED in 1m 12s": true, "Finished: FAILURE": true, "ERRORS!": true, "* What went wrong:": true,
 		"FAILURE: Build failed with an exception.": true, "2024-03-12T10:15:14.2Z Build FAILED.": true,
 		"[09:42:05]W:\t [Step 3/3] BUILD FAILED in 18s": true, // a level letter is no word
-		"error: could not compile `x`":                  false, "Failed to pull image": false, "BUILD SUCCESSFUL": false,
+		"error Command failed with exit code 1.":        true, "Exiting with status code 2": false,
+		"error: could not compile `x`": false, "Failed to pull image": false, "BUILD SUCCESSFUL": false,
 	} {
 		if got := verdictOnly(in); got != want {
 			t.Errorf("verdictOnly(%q) = %v, want %v", in, got, want)

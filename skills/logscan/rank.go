@@ -1128,13 +1128,15 @@ func digitless(s string) string {
 // verdictWords are the words of a line that says only that something
 // failed: "BUILD FAILED in 1m 12s", "Finished: FAILURE", "ERRORS!",
 // "FAILURE: Build failed with an exception.", "Failures:",
-// "* What went wrong:". Such a line names no cause.
+// "* What went wrong:", yarn's "error Command failed with exit code 1.".
+// Such a line names no cause.
 var verdictWords = map[string]bool{
 	"build": true, "job": true, "step": true, "stage": true, "task": true, "pipeline": true, "run": true, "tests": true, "test": true,
 	"finished": true, "failed": true, "failure": true, "failures": true, "fail": true, "error": true, "errors": true, "exception": true,
 	"with": true, "an": true, "a": true, "in": true, "the": true, "of": true, "status": true, "result": true, "exit": true, "code": true,
 	"there": true, "was": true, "were": true, "what": true, "went": true, "wrong": true, "examples": true, "summary": true,
 	"h": true, "m": true, "s": true, "ms": true, "min": true, "sec": true, "secs": true, "seconds": true,
+	"command": true, "exiting": true, "exited": true,
 }
 
 // verdictOnly reports whether every word of the line (after a timestamp
