@@ -590,16 +590,12 @@ func hresult(s string) bool {
 // "System.InvalidOperationException: msg", "Microsoft.Data.SqlClient.
 // SqlException (0x80131904): msg".
 func exceptionLine(s string) bool {
-	end := len(s)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == ':' || c == ' ' {
-			end = i
-			break
-		}
-		if !(isAlpha(c) || isDigit(c) || c == '.' || c == '_' || c == '$') {
-			return false
-		}
+	end := 0
+	for end < len(s) && excNameByte[s[end]] {
+		end++
+	}
+	if end < len(s) && s[end] != ':' && s[end] != ' ' {
+		return false
 	}
 	tok := s[:end]
 	if len(tok) < 4 {
@@ -625,6 +621,14 @@ func exceptionLine(s string) bool {
 	}
 	return false
 }
+
+// excNameByte marks the bytes of an exception's (qualified) name.
+var excNameByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = isAlpha(byte(c)) || isDigit(byte(c)) || c == '.' || c == '_' || c == '$'
+	}
+	return t
+}()
 
 // goFrame reports whether s looks like a Go stack frame's function line:
 // "main.main()", "net/http.(*conn).serve(0xc000126000)".
