@@ -389,6 +389,25 @@ func TestKnownAssertion(t *testing.T) {
 	}
 }
 
+// A part of the machine failing is a known issue; a sensor reading or a
+// routine power or fan line is not.
+func TestKnownHardware(t *testing.T) {
+	for in, want := range map[string]string{
+		"mpt3sas_cm0: Temperature Threshold flags 0     exceeded for Sensor: 0 !!!":              "hardware fault",
+		"EDAC MC1: 1 CE memory read error on CPU_SrcID#0_MC#1_Chan#0_DIMM#0":                     "",
+		"MessageID: MEM0701, Message: Correctable memory error rate exceeded for DIMM_A3.":       "hardware fault",
+		"mce: [Hardware Error]: Machine check events logged":                                     "hardware fault",
+		"UPS rack-ups@localhost battery needs to be replaced":                                    "hardware fault",
+		"Device: /dev/sda [SAT], SMART Usage Attribute: 194 Temperature_Celsius changed from 36": "",
+		"Power supply 2 is present and has input power":                                          "",
+		"CPU fan speed 2400 RPM": "",
+	} {
+		if got := knownIssue(in); got != want {
+			t.Errorf("knownIssue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // Docker's classic builder prints " ---> Running in <id>"; only an
 // exception after "--->" is a .NET inner exception.
 func TestInnerException(t *testing.T) {

@@ -82,6 +82,9 @@ var (
 		{regexp.MustCompile(`(?i)could not resolve host|name or service not known|no such host|temporary failure in name resolution`), "DNS"},
 		{regexp.MustCompile(`(?i)too many requests|rate limit`), "rate limited"},
 		{regexp.MustCompile(`(?i)syntax error|SyntaxError|parse error|unexpected token`), "syntax error"},
+		// a part of the machine failing or about to: heat, memory errors,
+		// fans, power, a worn battery, a disk's own health report
+		{regexp.MustCompile(`(?i)\b(temperature|thermal|over-?temp\w*|overheat\w*)\b.{0,40}\b(exceed\w*|threshold|critical|too high|throttl\w*)|machine check|hardware error|\b(un)?correctable (memory |ECC )?errors?\b|multi-bit|\bfan\b.{0,20}\b(fail\w*|stopped|below)|power supply.{0,30}\b(lost|fail\w*|removed)|battery (needs|need|is low|low|fail\w*)|needs to be replaced|SMART (failure|error|threshold)|reallocated sectors?|pending sectors?`), "hardware fault"},
 	}
 )
 
