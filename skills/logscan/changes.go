@@ -3,6 +3,8 @@ package logscan
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -107,6 +109,7 @@ func (e *engine) noteChange(fs *fileState, c *clusterStat) {
 // lines before the start) are configuration, not changes; build logs (see
 // novelty) are left out, as score's precursor weight leaves them out.
 func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[mkey]*cand) []*cand {
+	e.splitDrifts(rc, groups)
 	var out []*cand
 	for f, fs := range rc.files {
 		if len(fs.changes) == 0 || rc.serviceWeight(int32(f)) == 0 {
@@ -129,6 +132,21 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 			}
 			if ch.line >= max(10, start/5) && e.isChange(rc, groups, merged, ch) {
 				best = ch
+			}
+		}
+		late := false
+		if best == nil {
+			// None before the first error: a setting that differs at a
+			// restart later on, before the last error (the first ones, a
+			// retried soft error, may have come and gone).
+			for i := range fs.changes {
+				ch := &fs.changes[i]
+				if ch.line >= fs.lastErrLine {
+					break
+				}
+				if ch.line > start && ch.drift != "" && e.isChange(rc, groups, merged, ch) {
+					best, late = ch, true
+				}
 			}
 		}
 		if best == nil {
@@ -173,6 +191,10 @@ func (e *engine) changeCands(rc rankCtx, groups map[string][]int32, merged map[m
 			orig := merged[mkey{id, 0}]
 			out = append(out, &cand{cluster: ch.cluster, file: int32(f), line: ch.line, head: ch.line, text: ch.text, headText: ch.text,
 				count: templateCount(e, groups[id]), lastFile: orig.lastFile, lastLine: orig.lastLine, level: orig.level, change: start, drift: ch.drift})
+			if late {
+				out[len(out)-1].change = fs.lastErrLine
+				out[len(out)-1].late = true
+			}
 			if shown == best {
 				break
 			}
@@ -218,6 +240,9 @@ const (
 
 // changeReason is score's reason for a change candidate.
 func changeReason(c *cand) string {
+	if c.late {
+		return fmt.Sprintf("a setting changed at a restart before the last error at L%d: %s", c.change, c.drift)
+	}
 	if c.drift != "" {
 		return fmt.Sprintf("the last change before the errors starting at L%d: %s", c.change, c.drift)
 	}
@@ -252,20 +277,93 @@ var reSetting = regexp.MustCompile(`([A-Za-z_][\w.-]*)"?[ \t]?[=:][ \t]?("[^"]{0
 //go:noinline
 func (e *engine) noteDrift(fs *fileState, c *clusterStat, fileIdx int32) {
 	ev := &fs.ev
-	if len(fs.changes) >= maxChangeEvents || c.file != fileIdx || strings.IndexAny(ev.text, "=:") < 0 || !reConfigWord.MatchString(ev.text) {
+	if len(fs.changes) >= maxChangeEvents || c.file != fileIdx || !mayReportSettings(ev.text) {
 		return
 	}
-	if d := settingDrift(c.text, ev.text); d != "" {
+	if d := settingDrift(c.firstText(), ev.text); d != "" {
 		fs.changes = append(fs.changes, change{line: ev.line, ms: ev.ms, cluster: ev.cluster, text: clip(ev.text),
 			drift: fmt.Sprintf("%s (L%d)", d, c.first)})
 	}
+}
+
+// mayReportSettings reports whether a line may list settings: it has a
+// key-value separator and says it reports configuration.
+func mayReportSettings(s string) bool {
+	return strings.IndexAny(s, "=:") >= 0 && reConfigWord.MatchString(s)
+}
+
+// A configuration dump can be long (ExternalDNS prints some 170 settings
+// on one line at its start): this many bytes and settings of it are
+// compared.
+const (
+	maxSettingsText = 16 << 10
+	maxSettings     = 512
+)
+
+// firstText is the text of c's first event, past the clip where it may
+// report settings.
+func (c *clusterStat) firstText() string {
+	if c.settings != "" {
+		return c.settings
+	}
+	return c.text
+}
+
+// splitDrifts notes, as noteDrift does, the settings that changed between
+// two clusters the miner kept apart while reading and merged into one
+// template at the end: a long configuration dump with other values at
+// the next start is a new shape until the miner sees the two are one.
+// Each such cluster's first event is compared with the events before it
+// of the same template and file, when it came after a silence.
+func (e *engine) splitDrifts(rc rankCtx, groups map[string][]int32) {
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		var n int64
+		for _, z := range g {
+			n += e.cl[z].count
+		}
+		if n > maxDriftCount {
+			continue
+		}
+		for _, z := range g {
+			b := &e.cl[z]
+			if b.level >= lvWarn || int(b.file) >= len(rc.files) || !mayReportSettings(b.firstText()) {
+				continue
+			}
+			for _, y := range g {
+				a := &e.cl[y]
+				if y == z || a.file != b.file || a.first >= b.first || b.first-a.last < returnGapLines {
+					continue
+				}
+				if d := settingDrift(a.firstText(), b.firstText()); d != "" {
+					rc.files[b.file].addChange(change{line: b.first, ms: b.firstMS, cluster: z, text: b.text,
+						drift: fmt.Sprintf("%s (L%d)", d, a.first)})
+					break
+				}
+			}
+		}
+	}
+}
+
+// addChange inserts ch among the file's changes, which stay in line order.
+func (fs *fileState) addChange(ch change) {
+	if len(fs.changes) >= maxChangeEvents {
+		return
+	}
+	i := sort.Search(len(fs.changes), func(i int) bool { return fs.changes[i].line >= ch.line })
+	if i < len(fs.changes) && fs.changes[i].line == ch.line {
+		return
+	}
+	fs.changes = slices.Insert(fs.changes, i, ch)
 }
 
 // settingDrift returns "key: old → new" for the first setting whose value
 // differs between the lines then and now, "" when none does.
 func settingDrift(then, now string) string {
 	old := map[string]string{}
-	for _, m := range reSetting.FindAllStringSubmatch(then, 32) {
+	for _, m := range reSetting.FindAllStringSubmatch(then, maxSettings) {
 		if !volatileSetting(m[1], m[2]) {
 			if _, dup := old[m[1]]; !dup {
 				old[m[1]] = m[2]
@@ -273,7 +371,7 @@ func settingDrift(then, now string) string {
 		}
 	}
 	seen := map[string]bool{}
-	for _, m := range reSetting.FindAllStringSubmatch(now, 32) {
+	for _, m := range reSetting.FindAllStringSubmatch(now, maxSettings) {
 		k, v := m[1], m[2]
 		if seen[k] || volatileSetting(k, v) {
 			continue

@@ -215,3 +215,49 @@ func TestSettingDrift(t *testing.T) {
 		t.Errorf("the reload at L%d that dropped a subnet is not in the top 5 as a changed setting: %+v", reload, rep.Evidence)
 	}
 }
+
+// TestLongConfigDrift: a service that prints its whole configuration on
+// one long line at each start (ExternalDNS's "config: {…}") restarted
+// with one setting changed far into that line; a soft error that was
+// retried came and went before it, and the errors came after it. The
+// second start's configuration line is shown with what changed.
+func TestLongConfigDrift(t *testing.T) {
+	lg := &timedLog{ts: time.Date(2024, 6, 3, 12, 0, 0, 0, time.UTC), step: 20 * time.Second, layout: "2006-01-02T15:04:05Z", format: "time=\"%s\" level=%s msg=%s\n"}
+	config := func(registry string) string {
+		var b strings.Builder
+		b.WriteString(`"config: {`)
+		for k := range 150 { // some 2.5 KB of settings before the one that changes
+			fmt.Fprintf(&b, "Setting%03d:value%03d ", k, k)
+		}
+		fmt.Fprintf(&b, `Registry:%s TXTPrefix: Interval:1m0s}"`, registry)
+		return b.String()
+	}
+	cause := 0
+	for i := range 400 {
+		switch {
+		case i == 0:
+			lg.emit("info", config("txt"))
+		case i == 60 || i == 61:
+			lg.emit("error", `"failed to list records: Throttling: Rate exceeded, will retry"`)
+		case i == 200:
+			lg.emit("info", config("noop"))
+			cause = lg.line
+		case i > 200 && i%7 == 0:
+			lg.emit("info", fmt.Sprintf(`"Desired change: DELETE host%d.example.com A"`, i))
+		case i == 390:
+			lg.emit("error", `"Failure in zone example.com when submitting change batch: record not found"`)
+		default:
+			lg.emit("info", `"All records are already up to date"`)
+		}
+	}
+	rep := analyzeText(t, "edns.log", lg.b.String(), 5)
+	for _, e := range rep.Evidence {
+		if e.Line == cause {
+			if !strings.Contains(e.Reason, "Registry: txt → noop") {
+				t.Errorf("L%d reason %q, want the changed setting", e.Line, e.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("the second start's configuration at L%d is not in the top 5: %+v", cause, rep.Evidence)
+}

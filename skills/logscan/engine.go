@@ -60,6 +60,9 @@ type cand struct {
 	// drift is, for a change candidate that is a setting differing from
 	// its first event (see noteDrift), what changed
 	drift string
+	// late: that setting changed after the first error, before the last
+	// (change is then the last error's line; see changeCands)
+	late bool
 }
 
 type clusterStat struct {
@@ -91,6 +94,9 @@ type clusterStat struct {
 	// cluster's first event on the line before it; 0 none
 	annBy int
 	text  string
+	// settings: the first event's text past text's clip (up to
+	// maxSettingsText), kept where it may report settings (see noteDrift)
+	settings string
 	// For the cluster's own candidate (events without a root-cause line).
 	keyed    int64 // events that carried a root-cause line
 	lastFile int32
@@ -667,6 +673,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	c.count++
 	if c.count == 1 {
 		c.file, c.first, c.text, c.firstMS = fileIdx, ev.line, clip(ev.text), ev.ms
+		if len(ev.text) > maxEvidenceText && mayReportSettings(ev.text) {
+			c.settings = validHead([]byte(ev.text), maxSettingsText)
+		}
 	}
 	if c.count > 1 && ev.line-c.last >= returnGapLines {
 		e.noteReturn(fs, c, fileIdx)
