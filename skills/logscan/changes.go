@@ -296,8 +296,9 @@ func mayReportSettings(s string) bool {
 // on one line at its start): this many bytes and settings of it are
 // compared.
 const (
-	maxSettingsText = 16 << 10
-	maxSettings     = 512
+	maxSettingsText  = 16 << 10
+	maxSettings      = 512
+	maxSettingsBytes = 4 << 20 // all clusters' first texts kept for this
 )
 
 // firstText is the text of c's first event, past the clip where it may

@@ -189,6 +189,10 @@ func (h *lineHist) add(line int) {
 // engine runs one analysis. Not safe for concurrent use.
 type engine struct {
 	opt     Options
+	// settingsBytes counts the clusterStat.settings kept, up to
+	// maxSettingsBytes: memory stays bounded however many long
+	// configuration lines a file has
+	settingsBytes int
 	m       *miner.Miner
 	cl      []clusterStat
 	subs    map[subKey]*cand
@@ -673,8 +677,9 @@ func (e *engine) finishEvent(fs *fileState, fileIdx int32) {
 	c.count++
 	if c.count == 1 {
 		c.file, c.first, c.text, c.firstMS = fileIdx, ev.line, clip(ev.text), ev.ms
-		if len(ev.text) > maxEvidenceText && mayReportSettings(ev.text) {
+		if len(ev.text) > maxEvidenceText && e.settingsBytes < maxSettingsBytes && mayReportSettings(ev.text) {
 			c.settings = validHead([]byte(ev.text), maxSettingsText)
+			e.settingsBytes += len(c.settings)
 		}
 	}
 	if c.count > 1 && ev.line-c.last >= returnGapLines {
