@@ -188,21 +188,21 @@ func (h *lineHist) add(line int) {
 
 // engine runs one analysis. Not safe for concurrent use.
 type engine struct {
-	opt     Options
+	opt Options
 	// settingsBytes counts the clusterStat.settings kept, up to
 	// maxSettingsBytes: memory stays bounded however many long
 	// configuration lines a file has
 	settingsBytes int
-	m       *miner.Miner
-	cl      []clusterStat
-	subs    map[subKey]*cand
-	files   []*fileState
-	phase   int // 0 baseline, 1 analysed files
-	seq     [2][]int32
-	seqLine []int32 // line of each analysed event in seq[1] (first file only)
-	levels  [7]int64
-	tape    *tape
-	seed    maphash.Seed
+	m             *miner.Miner
+	cl            []clusterStat
+	subs          map[subKey]*cand
+	files         []*fileState
+	phase         int // 0 baseline, 1 analysed files
+	seq           [2][]int32
+	seqLine       []int32 // line of each analysed event in seq[1] (first file only)
+	levels        [7]int64
+	tape          *tape
+	seed          maphash.Seed
 	// recordSeq keeps the order of events, for the baseline alignment.
 	recordSeq bool
 
