@@ -290,7 +290,9 @@ func (g *grouper) group(r *rec) {
 			g.startEvent(r)
 			return
 		}
-		if g.continues(r) {
+		if g.continues(r) || g.f.Marked() {
+			// (where every record starts with a mark, a line without it
+			// is the record's next line: WebLogic's multi-line messages)
 			r.cont = true
 			return
 		}

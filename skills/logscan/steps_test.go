@@ -1,6 +1,7 @@
 package logscan
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -916,5 +917,45 @@ func TestBitbucketSteps(t *testing.T) {
 		if got := fmt.Sprint(st.runner); got != want {
 			t.Errorf("verdict %v: runner stages %s, want %s", verdict, got, want)
 		}
+	}
+}
+
+// TestWebLogicRecords: in a WebLogic log every record starts with
+// "####<", so the further lines of a multi-line message (an ORA- error,
+// the closing ">") and its stack trace carry the record's template, and
+// the record's severity and time come from its fields.
+func TestWebLogicRecords(t *testing.T) {
+	var b strings.Builder
+	rec := func(sec int, sev, sub, id, msg string) {
+		fmt.Fprintf(&b, "####<Jun 3, 2024, 2:%02d:%02d,263 AM UTC> <%s> <%s> <host1> <ms1> <[ACTIVE] ExecuteThread: '8' for queue: 'weblogic.kernel.Default (self-tuning)'> <<WLS Kernel>> <> <a91c7e34-%04d> <%d> <[severity-value: 16] [rid: 0] > <%s> <%s\n",
+			sec/60, sec%60, sev, sub, sec, 1717380000000+int64(sec)*1000, id, msg)
+	}
+	for i := range 30 {
+		rec(i*10, "Info", "Health", "BEA-310002", fmt.Sprintf("%d%% of the total memory in the server is free.>", 40+i%7))
+	}
+	rec(400, "Warning", "JDBC", "BEA-001129", "Received exception while creating connection for pool \"OrdersDS\": Listener refused the connection with the following error:")
+	b.WriteString("ORA-12514, TNS:listener does not currently know of service requested in connect descriptor\n >\n")
+	for i := range 5 {
+		rec(410+i, "Error", "HTTP", "BEA-101020", "Servlet failed with an Exception")
+		b.WriteString("java.sql.SQLException: Pool OrdersDS is Suspended\n\tat weblogic.jdbc.Pool.get(Pool.java:88)\n>\n")
+	}
+	path := writeFile(t, "wls.log", []byte(b.String()))
+	ids := map[int]string{}
+	err := Templates(context.Background(), path, Options{}, func(tl TemplateLine) error {
+		ids[tl.Line] = tl.TemplateID
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids[32] != ids[31] || ids[33] != ids[31] || ids[35] != ids[34] || ids[37] != ids[34] {
+		t.Errorf("a record's further lines do not carry its template: %v", ids)
+	}
+	rep := analyzeText(t, "wls.log", b.String(), 5)
+	if rep.Levels["error"] != 5 || rep.Levels["warn"] != 1 {
+		t.Errorf("levels %v, want the 5 errors and the warning from the records' severity", rep.Levels)
+	}
+	if rep.TimeRange == nil || !strings.HasPrefix(rep.TimeRange.Start, "Jun 3, 2024, 2:00:00") {
+		t.Errorf("time range %+v, want the first record's time", rep.TimeRange)
 	}
 }

@@ -26,6 +26,7 @@ func FuzzParse(f *testing.F) {
 	for _, l := range lines {
 		f.Add(l)
 	}
+	f.Add("####<Jun 3, 2024, 2:11:27,263 AM UTC> <Warning> <JDBC> <h> <s> <t> <<WLS Kernel>> <> <c> <1717380687263> <[rid: 0] > <BEA-001129> <Received")
 	fixed := Learn(lines)
 	f.Fuzz(func(t *testing.T, line string) {
 		for _, fm := range []*Format{fixed, Learn([]string{line, line})} {

@@ -49,7 +49,18 @@ type Format struct {
 	// right-aligned in front of it); otherwise an indented line is a
 	// continuation, with no header
 	padded bool
+	// marked: every record starts with a mark (WebLogic's "####<"), so
+	// a line without it goes on the record before it
+	marked bool
 }
+
+// Marked reports whether every record of the file starts with a mark
+// (see parseWebLogic): a line without one continues the record before it.
+func (f *Format) Marked() bool { return f != nil && f.marked }
+
+// markedMinShare is the share of a sample's lines that must start with a
+// record mark: the rest are records' further lines and stack traces.
+const markedMinShare = 0.1
 
 // Layout returns the learned item kinds, one letter each (T time, L level,
 // N number, B bracket, S separator, F field, H host, C component, K key=value,
@@ -72,13 +83,18 @@ func Learn(sample []string) *Format {
 	p := &Format{year: f.year, padded: true}
 	var buf [maxItems]item
 	counts, paddedCounts := map[string]int{}, map[string]int{}
-	jsonLines, nonEmpty, padded := 0, 0, 0
+	jsonLines, nonEmpty, padded, marked := 0, 0, 0, 0
 	for _, ln := range sample {
 		ln = trimLine(ln)
 		if strings.TrimSpace(ln) == "" {
 			continue
 		}
 		nonEmpty++
+		var h Header
+		if parseWebLogic(ln, &h) {
+			marked++
+			continue
+		}
 		if looksJSON(ln) {
 			jsonLines++
 			continue
@@ -103,6 +119,10 @@ func Learn(sample []string) *Format {
 	}
 	if nonEmpty > 0 && float64(jsonLines) >= jsonMinShare*float64(nonEmpty) {
 		f.json = true
+		return f
+	}
+	if nonEmpty > 0 && float64(marked) >= markedMinShare*float64(nonEmpty) {
+		f.marked = true
 		return f
 	}
 	// Lines indented before a timestamp, when they are most of the
@@ -230,6 +250,9 @@ func (f *Format) parse(line string, p *Parser, h *Header) {
 	}
 	if f.json || f.layout == "" && looksJSON(line) {
 		parseJSON(line, h, f.yearOr(), tc)
+		return
+	}
+	if len(line) > len(webLogicMark) && line[0] == '#' && parseWebLogic(line, h) {
 		return
 	}
 	if f.layout == "" {
