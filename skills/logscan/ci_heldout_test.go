@@ -283,6 +283,8 @@ func TestCILineClasses(t *testing.T) {
 		"  console.error: something really failed":            lvError,
 		"Migration checksum mismatch for migration version 7": lvWarn,
 		"host 10.0.4.7 unreachable, removing from the pool":   lvWarn,
+		"warning: dSYM upload failed, continuing":             lvWarn, // the program's own label
+		"WARNING: Retrying after connection broken: timeout":  lvWarn,
 		// cargo-nextest's final status of a test, not a try it repeats
 		"     TIMEOUT [  60.004s] store compaction::tests::compacts": lvError,
 		"        PASS [   0.011s] store segment::tests::parse":       lvNone,

@@ -484,6 +484,23 @@ func keywordLevel(msg string) uint8 {
 	return l
 }
 
+// warningPrefix reports whether msg opens with a warning label, as
+// compilers and command-line tools print their warnings: "warning: …",
+// "WARNING: …", "Warning: …".
+// It returns the rest of the message.
+func warningPrefix(msg string) (string, bool) {
+	m := strings.TrimLeft(msg, " \t")
+	for _, p := range [...]string{"warning: ", "WARNING: ", "Warning: "} {
+		if rest, ok := strings.CutPrefix(m, p); ok {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
+// reFailWord matches the words that only say something failed.
+var reFailWord = regexp.MustCompile(`(?i)\b(failed|failure|failures|fails|fail|errors?)\b`)
+
 // elmHeading reports whether msg heads one of the Elm compiler's reports,
 // which name the problem in capitals between dashes, with no failure word
 // needed: "-- TYPE MISMATCH ------ src/Main.elm", "-- DEBUG REMNANTS ----".
@@ -502,6 +519,12 @@ func elmHeading(msg string) bool {
 func keywordLevelWords(msg string) uint8 {
 	if pytestExplanation(msg) || assertionDetail(msg) || testFailed(msg) {
 		return lvError
+	}
+	if m, ok := warningPrefix(msg); ok && reFailWord.MatchString(m) && keywordLevelWords(reFailWord.ReplaceAllString(m, " ")) < lvError {
+		// the program said it only warns, whatever failed: "warning:
+		// dSYM upload failed, continuing"; a race or an undefined name
+		// under the label ("WARNING: DATA RACE") is still an error
+		return lvWarn
 	}
 	if strings.Contains(msg, "not found") && reCommandNotFound.MatchString(msg) {
 		return lvError // the script stops there (exit status 127)
