@@ -147,8 +147,9 @@ const jenkinsStep = "[Pipeline] "
 // not exit successfully <command> exit status 1"; Azure Pipelines' tasks
 // "Bash exited with code '1'.", "Script failed with exit code: 1" and, as
 // GitHub's actions do, "##[error]The process '/usr/bin/git' failed with
-// exit code 128" (without "##[error]" an action reports a try it retries).
-var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Command did not exit successfully .* exit status|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?|(?:Bash|PowerShell|Cmd|Cmd\.exe) exited with code '|Script failed with exit code:|##\[error\](?:Error: )?The process '[^']*' failed with exit code) ?(\d+)`)
+// exit code 128" (without "##[error]" an action reports a try it retries);
+// Xcode Cloud "Command exited with non-zero exit-code: 65".
+var reStepExit = regexp.MustCompile(`(?:The command ".*" (?:failed and )?exited with|Command did not exit successfully .* exit status|Process completed with exit code|Job failed: (?:command terminated with )?exit (?:code|status)|script returned exit code|Exited with code (?:exit status )?|(?:Bash|PowerShell|Cmd|Cmd\.exe) exited with code '|Script failed with exit code:|##\[error\](?:Error: )?The process '[^']*' failed with exit code|Command exited with non-zero exit-code:) ?(\d+)`)
 
 // act (nektos/act, and the Gitea and Forgejo runners built on it) marks a
 // step's start with "⭐ Run Main <step>" and its end with "✅  Success -

@@ -287,6 +287,10 @@ func TestAzureTasks(t *testing.T) {
 	if got, want := fmt.Sprint(st.scripts), "[[5 5] [13 14]]"; got != want {
 		t.Fatalf("echoed scripts %s, want %s", got, want)
 	}
+	// Xcode Cloud's report of its xcodebuild step
+	if m := reStepExit.FindStringSubmatch("Command exited with non-zero exit-code: 65"); m == nil || m[1] != "65" {
+		t.Errorf("Xcode Cloud's exit report not read: %v", m)
+	}
 }
 
 // TestEchoedScriptRanking: a line of an echoed script that names a
