@@ -128,6 +128,9 @@ const levelScanBytes = 96
 // and glog ("E1129 10:00:00", also after a syslog prefix) shapes; yarn's leading "info", and the
 // symbols Node.js CLIs print as levels (see levelSymbols).
 func detectLevel(line string) uint8 {
+	if indentedFrame(line) {
+		return lvNone // most lines without a header in a Java log
+	}
 	s := line
 	if len(s) > levelScanBytes {
 		// Cut at a word's end: the start of "FOR" left as "F" would read
@@ -735,6 +738,22 @@ var (
 // Kotlin and Rust "at NAME (LOCATION)" or "at LOCATION", .NET "at NAME in
 // FILE:line N", Python `File "x.py", line N, in NAME`, Go's file lines
 // and Rust's numbered backtrace lines.
+// indentedFrame reports, cheaply, whether s is an indented Java or .NET
+// stack frame ("\tat a.b.C.d(C.java:41)") or the count of frames left out
+// ("\t... 12 more"): lines with no level word in them.
+func indentedFrame(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i == 0 || i == len(s) {
+		return false
+	}
+	m := s[i:]
+	return strings.HasPrefix(m, "at ") && m[len(m)-1] == ')' && strings.IndexByte(m, '(') > 0 ||
+		strings.HasPrefix(m, "... ") && strings.HasSuffix(m, " more")
+}
+
 func stackFrame(msg string) bool {
 	m := strings.TrimLeft(msg, " \t")
 	switch {
