@@ -968,11 +968,11 @@ func TestWebLogicRecords(t *testing.T) {
 func TestIndentedFrame(t *testing.T) {
 	for in, want := range map[string]bool{
 		"\tat c.e.api.OrderController.post(OrderController.java:41)": true,
-		"    at System.IO.File.Open(String path)":                   true,
-		"\t... 12 more":                                             true,
-		"at c.e.Foo.bar(Foo.java:1)":                                false, // not indented: a message
-		"\tat the end ERROR disk full":                              false,
-		"    ERROR: at least one (1) check failed)":                 false,
+		"    at System.IO.File.Open(String path)":                    true,
+		"\t... 12 more":                             true,
+		"at c.e.Foo.bar(Foo.java:1)":                false, // not indented: a message
+		"\tat the end ERROR disk full":              false,
+		"    ERROR: at least one (1) check failed)": false,
 	} {
 		if got := indentedFrame(in); got != want {
 			t.Errorf("indentedFrame(%q) = %v, want %v", in, got, want)
