@@ -410,6 +410,22 @@ func TestKnownHardware(t *testing.T) {
 	}
 }
 
+// A port another process holds, in the words of Go, Node, Spring Boot and
+// Docker.
+func TestKnownPortInUse(t *testing.T) {
+	for in, want := range map[string]string{
+		"listen tcp :8080: bind: address already in use":            "port in use",
+		"Error: listen EADDRINUSE: address already in use :::3000":  "port in use",
+		"Web server failed to start. Port 8080 was already in use.": "port in use",
+		"Bind for 0.0.0.0:5432 failed: port is already allocated":   "port in use",
+		"Port 8080 is available":                                    "",
+	} {
+		if got := knownIssue(in); got != want {
+			t.Errorf("knownIssue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // Docker's classic builder prints " ---> Running in <id>"; only an
 // exception after "--->" is a .NET inner exception.
 func TestInnerException(t *testing.T) {

@@ -72,7 +72,7 @@ var (
 		{regexp.MustCompile(`(?i)deadlock`), "deadlock"},
 		{regexp.MustCompile(`(?i)permission denied|access denied|EACCES|unauthori[sz]ed|forbidden`), "permission denied"},
 		{regexp.MustCompile(`(?i)x509|certificate|tls handshake|ssl`), "TLS/certificate"},
-		{regexp.MustCompile(`(?i)address already in use|EADDRINUSE`), "port in use"},
+		{regexp.MustCompile(`(?i)address already in use|EADDRINUSE|port \d+ (is|was) already in use|port is already (in use|allocated)`), "port in use"},
 		{regexp.MustCompile(`(?i)timed out|(?:^|[^-])timeout|deadline exceeded`), "timeout"},
 		{regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot find module|undefined symbols?\b|could not find|can't find|unable to (find|locate)|no matching (distribution|version|package)|ClassNotFoundException|NoClassDefFoundError|cannot find symbol|undefined reference|unresolved (import|reference)|could not resolve|no such file or directory|not found`), "missing dependency or file"},
 		{regexp.MustCompile(`(?i)OutOfMemoryError|out of memory|killed process|\boom\b`), "out of memory"},
