@@ -391,9 +391,10 @@ func TestKnownAssertion(t *testing.T) {
 	}
 }
 
-// A part of the machine failing is a known issue; a sensor reading or a
-// routine power or fan line is not.
-func TestKnownHardware(t *testing.T) {
+// Known issues in the words different programs use: a part of the
+// machine failing (not a sensor reading or a routine power or fan line),
+// a port another process holds (Go, Node, Spring Boot, Docker).
+func TestKnownIssues(t *testing.T) {
 	for in, want := range map[string]string{
 		"mpt3sas_cm0: Temperature Threshold flags 0     exceeded for Sensor: 0 !!!":              "hardware fault",
 		"EDAC MC1: 1 CE memory read error on CPU_SrcID#0_MC#1_Chan#0_DIMM#0":                     "",
@@ -402,18 +403,7 @@ func TestKnownHardware(t *testing.T) {
 		"UPS rack-ups@localhost battery needs to be replaced":                                    "hardware fault",
 		"Device: /dev/sda [SAT], SMART Usage Attribute: 194 Temperature_Celsius changed from 36": "",
 		"Power supply 2 is present and has input power":                                          "",
-		"CPU fan speed 2400 RPM": "",
-	} {
-		if got := knownIssue(in); got != want {
-			t.Errorf("knownIssue(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// A port another process holds, in the words of Go, Node, Spring Boot and
-// Docker.
-func TestKnownPortInUse(t *testing.T) {
-	for in, want := range map[string]string{
+		"CPU fan speed 2400 RPM":                                    "",
 		"listen tcp :8080: bind: address already in use":            "port in use",
 		"Error: listen EADDRINUSE: address already in use :::3000":  "port in use",
 		"Web server failed to start. Port 8080 was already in use.": "port in use",
