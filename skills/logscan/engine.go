@@ -588,6 +588,7 @@ func (g *grouper) parseBlock(b *block, maxLine int) {
 		}
 		add(l)
 	}
+	g.resolveMode()
 	b.state = g.groupState
 	g.noCR, g.noESC = false, false
 }
@@ -603,6 +604,7 @@ func (g *grouper) fixBlock(b *block) {
 	for i := range end {
 		g.group(&b.recs[i])
 	}
+	g.resolveMode() // its head's message lies in a buffer to be recycled
 	if b.sync >= 0 {
 		g.groupState = b.state
 	}

@@ -985,3 +985,35 @@ func TestWrapperNamingCause(t *testing.T) {
 		t.Errorf("L3 reason %q, want a generic wrapper", r)
 	}
 }
+
+// TestPendingJavaMode: whether an event's head opens a Java trace is
+// worked out only when a line needs it (modePending); the answer is the
+// one exceptionLine gives: a trace printed a line at a time, each line
+// with its header, goes on an INFO head that is an exception, and starts
+// events of its own after a plain head.
+func TestPendingJavaMode(t *testing.T) {
+	g := newGrouper([]string{"2024-06-03 10:00:00 INFO a", "2024-06-03 10:00:01 INFO b"})
+	for _, c := range []struct {
+		head string
+		cont bool
+	}{
+		{"2024-06-03 10:00:02 INFO java.lang.IllegalStateException: pool closed", true},
+		{"2024-06-03 10:00:02 INFO request served in 12 ms", false},
+	} {
+		g.line(c.head)
+		r := g.line("2024-06-03 10:00:02 INFO at com.example.Pool.get(Pool.java:41)")
+		if r.cont != c.cont {
+			t.Errorf("a frame after %q: cont %v, want %v", c.head, r.cont, c.cont)
+		}
+		g.line("2024-06-03 10:00:03 INFO next")
+	}
+	// a block's state is never left pending: its head's message lies in
+	// the block's buffer
+	g.line("2024-06-03 10:00:04 INFO request served in 9 ms")
+	if g.mode != modePending {
+		t.Fatalf("mode %d after a plain head, want pending", g.mode)
+	}
+	if g.resolveMode() != modeNone || g.pendMsg != "" {
+		t.Errorf("resolved to %d with %q kept", g.mode, g.pendMsg)
+	}
+}

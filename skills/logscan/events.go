@@ -41,6 +41,10 @@ const (
 	modeGo
 	modeRust
 	modeKernel // after a Linux kernel's "Call Trace:" (see kernelTrace)
+	// modePending: modeJava or modeNone, as exceptionLine(pendMsg) says,
+	// worked out only when a line needs it (see resolveMode): most events
+	// are one line, and their next line has a timestamp and is no frame
+	modePending
 )
 
 // grouper assigns header fields and event boundaries, line by line. It
@@ -55,6 +59,7 @@ type grouper struct {
 	// noESC: nor any ESC, so no line has an ANSI escape to strip
 	noESC bool
 	groupState
+	pendMsg string // the head's message while mode is modePending
 }
 
 // groupState is the grouper's memory of the current event. A line with a
@@ -285,6 +290,7 @@ func (g *grouper) group(r *rec) {
 		return
 	}
 	if g.inEvent && r.time == "" {
+		g.resolveMode()
 		if loc && r.text != "" && (r.text[0] == ' ' || r.text[0] == '\t') {
 			// the message of a head that only said where it came from
 			g.startEvent(r)
@@ -299,7 +305,7 @@ func (g *grouper) group(r *rec) {
 	} else if g.inEvent && g.mode == modeKernel && r.kernelTrace() {
 		r.cont = true
 		return
-	} else if g.inEvent && g.mode == modeJava && tracePart(r.msg) {
+	} else if g.inEvent && (g.mode == modeJava || g.mode == modePending) && tracePart(r.msg) && g.resolveMode() == modeJava {
 		// a trace printed a line at a time, each with its header
 		if strings.HasPrefix(r.msg, "Caused by: ") {
 			r.key = keyCause
@@ -522,10 +528,15 @@ func (g *grouper) startEvent(r *rec) {
 	m := r.msg
 	// Most heads start with none of the stack openers' first letters.
 	if !stackOpener[byteAt(m)] && !stackOpener[byteAt(r.text)] {
-		if r.level >= lvWarn || exceptionLine(m) {
+		if r.level >= lvWarn {
 			g.mode = modeJava
 		} else if n := len(m); n >= 11 && m[n-1] == ':' && m[n-2] == 'e' && strings.HasSuffix(m, "Call Trace:") {
 			g.mode = modeKernel
+			if exceptionLine(m) {
+				g.mode = modeJava
+			}
+		} else {
+			g.mode, g.pendMsg = modePending, m
 		}
 		return
 	}
@@ -542,6 +553,20 @@ func (g *grouper) startEvent(r *rec) {
 	case r.level >= lvWarn:
 		g.mode = modeJava
 	}
+}
+
+// resolveMode works out a pending mode (see modePending) and returns the
+// mode. It must run before the grouper's state is copied or kept past the
+// block its head's message lies in.
+func (g *grouper) resolveMode() uint8 {
+	if g.mode == modePending {
+		g.mode = modeNone
+		if exceptionLine(g.pendMsg) {
+			g.mode = modeJava
+		}
+		g.pendMsg = ""
+	}
+	return g.mode
 }
 
 // innerException reports whether s is a .NET inner exception,
