@@ -122,15 +122,11 @@ func TestChangeBeforeWarnings(t *testing.T) {
 		}
 	}
 	rep := analyzeText(t, "asd.log", lg.b.String(), 5)
-	for _, e := range rep.Evidence {
-		if e.Line == cause {
-			if !strings.Contains(e.Reason, "the last change before") {
-				t.Errorf("L%d reason %q, want the last change before the warnings", e.Line, e.Reason)
-			}
-			return
-		}
+	if reason, ok := reasonOf(rep, cause); !ok {
+		t.Errorf("the change at L%d is not in the top 5: %+v", cause, rep.Evidence)
+	} else if !strings.Contains(reason, "the last change before") {
+		t.Errorf("L%d reason %q, want the last change before the warnings", cause, reason)
 	}
-	t.Errorf("the change at L%d is not in the top 5: %+v", cause, rep.Evidence)
 }
 
 // TestForetold: a warning in the words of the errors to come, long before
@@ -251,13 +247,9 @@ func TestLongConfigDrift(t *testing.T) {
 		}
 	}
 	rep := analyzeText(t, "edns.log", lg.b.String(), 5)
-	for _, e := range rep.Evidence {
-		if e.Line == cause {
-			if !strings.Contains(e.Reason, "Registry: txt → noop") {
-				t.Errorf("L%d reason %q, want the changed setting", e.Line, e.Reason)
-			}
-			return
-		}
+	if reason, ok := reasonOf(rep, cause); !ok {
+		t.Errorf("the second start's configuration at L%d is not in the top 5: %+v", cause, rep.Evidence)
+	} else if !strings.Contains(reason, "Registry: txt → noop") {
+		t.Errorf("L%d reason %q, want the changed setting", cause, reason)
 	}
-	t.Errorf("the second start's configuration at L%d is not in the top 5: %+v", cause, rep.Evidence)
 }
